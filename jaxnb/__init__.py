@@ -1,0 +1,59 @@
+"""jaxnb: regularized, selective and weighted naive Bayes as differentiable, jit-compiled JAX programs.
+
+Public API: estimators (scikit-learn style), the functional core (sufficient statistics, parameters,
+log-contributions, combination rules, losses), synthetic generators and loaders.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import likelihood as likelihood
+from . import params as params
+from . import suffstats as suffstats
+from .estimators import BaseNB as BaseNB
+from .estimators import NaiveBayes as NaiveBayes
+from .likelihood import (
+    combine as combine,
+)
+from .likelihood import (
+    error_probability as error_probability,
+)
+from .likelihood import (
+    error_rate as error_rate,
+)
+from .likelihood import (
+    joint_log_likelihood as joint_log_likelihood,
+)
+from .likelihood import (
+    log_contributions as log_contributions,
+)
+from .likelihood import (
+    log_joint as log_joint,
+)
+from .likelihood import (
+    log_loss as log_loss,
+)
+from .likelihood import (
+    log_posterior as log_posterior,
+)
+from .methods.nb import fit_nb as fit_nb
+from .methods.nb import fit_stats as fit_stats
+from .params import NBParams as NBParams
+from .params import fit_marginal as fit_marginal
+from .params import fit_mle as fit_mle
+from .params import interpolate as interpolate
+from .suffstats import SuffStats as SuffStats
+from .suffstats import accumulate as accumulate
+from .suffstats import merge as merge
+from .suffstats import subtract as subtract
+
+try:
+    __version__ = version("jaxnb")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0+local"
+
+__all__ = [
+    "BaseNB", "NaiveBayes", "NBParams", "SuffStats", "accumulate", "merge", "subtract", "fit_mle",
+    "fit_marginal", "interpolate", "fit_nb", "fit_stats", "log_contributions", "log_joint",
+    "log_posterior", "combine", "error_rate", "error_probability", "log_loss",
+    "joint_log_likelihood", "likelihood", "params", "suffstats",
+]

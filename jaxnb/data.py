@@ -1,0 +1,360 @@
+r"""Data model and eager validation at the boundary (NumPy only, before any jit).
+
+A user's table is split into a discrete block (``codes``: int32 (n, q), ``-1`` = missing) and a
+continuous block (``values``: float (n, r), NaN = missing). Which columns are discrete is the
+estimator's ``discrete`` parameter:
+
+* ``"auto"`` — integer, boolean, string/object and pandas categorical columns are discrete, float
+  columns are continuous (a float NumPy array is therefore all-continuous: integer-valued floats are
+  not silently reinterpreted as categories);
+* ``"all"`` / ``"none"``; a boolean mask of length p; or a list of column indices.
+
+Discrete columns are encoded as follows:
+
+* numbers (ints, or floats that are whole numbers) are taken as codes ``0..M-1``; ``M`` is
+  ``n_states[i]`` when given, otherwise the largest code seen plus one (scikit-learn's CategoricalNB
+  convention);
+* anything else (strings, objects) is label-encoded: ``categories_[i]`` holds the sorted labels.
+
+Missing values (``missing="ignore"``): NaN or None in any column, and the code ``-1`` in a numeric
+discrete column. Their term is dropped from the posterior (exact marginalization under NB). With the
+default ``missing="error"`` they raise.
+
+Unseen categories at predict time (a label never seen in training, or a code ``>= n_states``):
+``unseen="error"`` (default) raises; ``unseen="ignore"`` drops the term for that row, i.e. treats the
+unseen state as uniformly likely under every class.
+
+All checks raise `ValueError`/`TypeError` naming the argument and the fix.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["FeatureEncoder", "encode_labels", "check_sample_weight", "check_X_2d"]
+
+_MISSING_CODE = -1
+
+
+def _is_pandas_df(X) -> bool:
+    return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def check_X_2d(X, name: str = "X"):
+    """Return the columns of X as a list of 1-D NumPy arrays, checking shape and emptiness."""
+    if X is None:
+        raise ValueError(f"{name} is None; pass a 2-D array-like of shape (n_samples, n_features)")
+    if _is_pandas_df(X):
+        cols = [np.asarray(X.iloc[:, j]) for j in range(X.shape[1])]
+        kinds = []
+        for j in range(X.shape[1]):
+            dt = X.dtypes.iloc[j]
+            kinds.append("category" if str(dt) == "category" else np.asarray(cols[j]).dtype.kind)
+        n = X.shape[0]
+    else:
+        try:
+            arr = np.asarray(X)
+        except Exception as e:  # ragged lists
+            raise ValueError(f"{name} could not be converted to a 2-D array: {e}") from e
+        if arr.ndim != 2:
+            hint = " (use X.reshape(-1, 1) for a single feature)" if arr.ndim == 1 else ""
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {arr.ndim}-D array "
+                             f"of shape {arr.shape}{hint}")
+        n = arr.shape[0]
+        cols = [arr[:, j] for j in range(arr.shape[1])]
+        kinds = [arr.dtype.kind] * arr.shape[1]
+        if arr.dtype.kind == "O":
+            kinds = [_object_kind(c) for c in cols]
+    if n == 0:
+        raise ValueError(f"{name} is empty (0 samples); at least one sample is required")
+    if len(cols) == 0:
+        raise ValueError(f"{name} has 0 features; at least one feature is required")
+    return cols, kinds, n
+
+
+def _object_kind(col):
+    """Classify an object column: 'f' if every non-missing entry is a real number, else 'O'."""
+    vals = [v for v in col if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    if vals and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in vals):
+        if all(isinstance(v, numbers.Integral) for v in vals):
+            return "i"
+        return "f"
+    return "O"
+
+
+def _is_missing_obj(v) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def _sort_labels(labels):
+    try:
+        return np.array(sorted(labels), dtype=object)
+    except TypeError:
+        return np.array(sorted(labels, key=lambda v: (type(v).__name__, repr(v))), dtype=object)
+
+
+class FeatureEncoder:
+    """Splits a table into discrete codes and continuous values and remembers the encoding.
+
+    Attributes (after `fit`):
+      n_features_in_: number of columns.
+      discrete_idx_, continuous_idx_: user column indices of the discrete / continuous blocks.
+      n_states_: list of state counts of the discrete columns.
+      categories_: per discrete column, the array of labels (label-encoded columns) or None (codes).
+    """
+
+    def __init__(self, discrete="auto", n_states=None, missing="error", unseen="error"):
+        self.discrete = discrete
+        self.n_states = n_states
+        self.missing = missing
+        self.unseen = unseen
+
+    # ------------------------------------------------------------------ parameters
+    def _check_params(self):
+        if self.missing not in ("error", "ignore"):
+            raise ValueError(f"missing must be 'error' or 'ignore'; got {self.missing!r}")
+        if self.unseen not in ("error", "ignore"):
+            raise ValueError(f"unseen must be 'error' or 'ignore'; got {self.unseen!r}")
+
+    def _discrete_mask(self, kinds, p):
+        d = self.discrete
+        if isinstance(d, str):
+            if d == "auto":
+                return np.array([k in "iubO" or k == "category" or k in ("U", "S") for k in kinds])
+            if d == "all":
+                return np.ones(p, bool)
+            if d == "none":
+                return np.zeros(p, bool)
+            raise ValueError(f"discrete must be 'auto', 'all', 'none', a boolean mask or a list of "
+                             f"column indices; got {d!r}")
+        arr = np.asarray(d)
+        if arr.dtype == bool:
+            if arr.shape != (p,):
+                raise ValueError(f"discrete mask must have length n_features={p}; got shape "
+                                 f"{arr.shape}")
+            return arr
+        if arr.size == 0:
+            return np.zeros(p, bool)
+        if arr.dtype.kind not in "iu" or arr.ndim != 1:
+            raise TypeError(f"discrete must be a boolean mask or a 1-D list of integer column "
+                            f"indices; got {d!r}")
+        if arr.min() < -p or arr.max() >= p:
+            raise ValueError(f"discrete indices must lie in [0, {p}); got {arr.tolist()}")
+        mask = np.zeros(p, bool)
+        mask[arr] = True
+        return mask
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X):
+        self._check_params()
+        cols, kinds, _ = check_X_2d(X)
+        p = len(cols)
+        self.n_features_in_ = p
+        mask = self._discrete_mask(kinds, p)
+        self.discrete_idx_ = np.flatnonzero(mask)
+        self.continuous_idx_ = np.flatnonzero(~mask)
+        for j in self.continuous_idx_:
+            if kinds[j] in ("O", "U", "S", "category"):
+                raise ValueError(f"column {j} holds non-numeric values but is marked continuous; "
+                                 f"mark it discrete (discrete=[..., {j}]) or convert it to numbers")
+        q = len(self.discrete_idx_)
+        given = self._given_n_states(q)
+        self.categories_ = []
+        self.n_states_ = []
+        for t, j in enumerate(self.discrete_idx_):
+            col, kind = cols[j], kinds[j]
+            if kind in ("O", "U", "S", "category"):
+                vals = [v for v in col if not _is_missing_obj(v)]
+                self._check_missing_obj(col, j)
+                cats = _sort_labels(set(vals))
+                if given is not None and given[t] is not None and given[t] < len(cats):
+                    raise ValueError(f"n_states[{t}]={given[t]} but column {j} has {len(cats)} "
+                                     f"distinct labels")
+                self.categories_.append(cats)
+                self.n_states_.append(max(len(cats), given[t] if given and given[t] else 0, 1))
+            else:
+                codes = self._numeric_codes(col, j, fit=True)
+                mx = int(codes.max()) + 1 if codes.size and codes.max() >= 0 else 1
+                if given is not None and given[t] is not None:
+                    if mx > given[t]:
+                        raise ValueError(f"column {j} has code {mx - 1} but n_states[{t}]="
+                                         f"{given[t]}; codes must lie in [0, n_states)")
+                    mx = given[t]
+                self.categories_.append(None)
+                self.n_states_.append(mx)
+        return self
+
+    def _given_n_states(self, q):
+        if self.n_states is None:
+            return None
+        ns = list(self.n_states) if not isinstance(self.n_states, dict) else None
+        if ns is None:
+            raise TypeError("n_states must be a list with one entry per discrete column")
+        if len(ns) != q:
+            raise ValueError(f"n_states has {len(ns)} entries but there are {q} discrete columns")
+        for v in ns:
+            if v is not None and (not isinstance(v, numbers.Integral) or v < 1):
+                raise ValueError(f"n_states entries must be positive integers; got {v!r}")
+        return ns
+
+    def _check_missing_obj(self, col, j):
+        if self.missing == "error" and any(_is_missing_obj(v) for v in col):
+            raise ValueError(f"column {j} has missing values (None/NaN); pass missing='ignore' to "
+                             f"drop those terms, or impute them")
+
+    def _numeric_codes(self, col, j, fit):
+        arr = np.asarray(col)
+        if arr.dtype.kind == "O":
+            arr = np.array([np.nan if _is_missing_obj(v) else v for v in arr], dtype=float)
+        if arr.dtype.kind == "b":
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind == "f":
+            nan = np.isnan(arr)
+            if np.isinf(arr).any():
+                raise ValueError(f"discrete column {j} contains inf; codes must be integers >= 0")
+            if nan.any():
+                if self.missing == "error":
+                    raise ValueError(f"discrete column {j} has missing values (NaN); pass "
+                                     f"missing='ignore' to drop those terms, or impute them")
+            fin = arr[~nan]
+            if np.any(fin != np.round(fin)):
+                bad = fin[fin != np.round(fin)][0]
+                raise ValueError(f"discrete column {j} holds fractional values (e.g. {bad}); "
+                                 f"discrete codes must be whole numbers — round them, or mark the "
+                                 f"column continuous")
+            codes = np.where(nan, _MISSING_CODE, np.round(np.where(nan, 0, arr))).astype(np.int64)
+        else:
+            codes = arr.astype(np.int64)
+        neg = codes < 0
+        if neg.any():
+            allowed = (codes == _MISSING_CODE) if self.missing == "ignore" else np.zeros_like(neg)
+            if (neg & ~allowed).any():
+                bad = codes[neg & ~allowed][0]
+                extra = "" if self.missing == "ignore" else (
+                    " (or pass missing='ignore' and code missing values as -1)")
+                raise ValueError(f"discrete column {j} has negative code {bad}; codes must lie in "
+                                 f"[0, n_states){extra}")
+        return codes
+
+    # ------------------------------------------------------------------ transform
+    def transform(self, X, dtype=np.float32, fit=False):
+        """Encode X with the fitted encoding; returns (codes int32 (n, q), values float (n, r))."""
+        cols, kinds, n = check_X_2d(X)
+        if len(cols) != self.n_features_in_:
+            raise ValueError(f"X has {len(cols)} features but the model was fitted with "
+                             f"{self.n_features_in_}")
+        q = len(self.discrete_idx_)
+        codes = np.empty((n, q), np.int32)
+        for t, j in enumerate(self.discrete_idx_):
+            cats = self.categories_[t]
+            if cats is not None:
+                col = cols[j]
+                self._check_missing_obj(col, j)
+                lookup = {v: i for i, v in enumerate(cats)}
+                out = np.empty(n, np.int64)
+                for r, v in enumerate(col):
+                    if _is_missing_obj(v):
+                        out[r] = _MISSING_CODE
+                    else:
+                        out[r] = lookup.get(v, -2)
+                unseen = out == -2
+            else:
+                out = self._numeric_codes(cols[j], j, fit=False)
+                unseen = out >= self.n_states_[t]
+            if unseen.any():
+                if self.unseen == "error" or fit:
+                    ex = np.asarray(cols[j])[np.flatnonzero(unseen)[0]]
+                    raise ValueError(f"column {j} has a category never seen in training ({ex!r}); "
+                                     f"pass unseen='ignore' to drop that term (uniform likelihood),"
+                                     f" or declare all states with n_states")
+                out = np.where(unseen, _MISSING_CODE, out)
+            codes[:, t] = out
+        r = len(self.continuous_idx_)
+        values = np.empty((n, r), dtype)
+        for t, j in enumerate(self.continuous_idx_):
+            col = np.asarray(cols[j])
+            if col.dtype.kind == "O":
+                col = np.array([np.nan if _is_missing_obj(v) else v for v in col], dtype=float)
+            if col.dtype.kind not in "fiub":
+                raise TypeError(f"continuous column {j} has dtype {col.dtype}; expected numbers")
+            col = col.astype(np.float64)
+            if np.isinf(col).any():
+                raise ValueError(f"continuous column {j} contains inf; remove or clip those values")
+            if np.isnan(col).any() and self.missing == "error":
+                raise ValueError(f"continuous column {j} contains NaN; pass missing='ignore' to "
+                                 f"drop those terms (exact marginalization), or impute them")
+            values[:, t] = col
+        return codes, values
+
+    def grow(self, X):
+        """Extend the encoding with states first seen in X (for `partial_fit`).
+
+        Returns the list of state counts before growth (so the caller can pad its count arrays).
+        """
+        old = list(self.n_states_)
+        cols, kinds, _ = check_X_2d(X)
+        if len(cols) != self.n_features_in_:
+            raise ValueError(f"X has {len(cols)} features but the model was fitted with "
+                             f"{self.n_features_in_}")
+        fixed = self._given_n_states(len(self.discrete_idx_))
+        for t, j in enumerate(self.discrete_idx_):
+            cats = self.categories_[t]
+            if cats is not None:
+                self._check_missing_obj(cols[j], j)
+                known = set(cats.tolist())
+                new = {v for v in cols[j] if not _is_missing_obj(v) and v not in known}
+                if new:
+                    self.categories_[t] = np.concatenate([cats, _sort_labels(new)])
+                    self.n_states_[t] = max(self.n_states_[t], len(self.categories_[t]))
+            else:
+                codes = self._numeric_codes(cols[j], j, fit=True)
+                mx = int(codes.max()) + 1 if codes.size else 0
+                if fixed is not None and fixed[t] is not None and mx > fixed[t]:
+                    raise ValueError(f"column {j} has code {mx - 1} but n_states[{t}]={fixed[t]}")
+                self.n_states_[t] = max(self.n_states_[t], mx)
+        return old
+
+
+def encode_labels(y, n_samples: int | None = None, name: str = "y"):
+    """Encode class labels like scikit-learn: ``classes_`` sorted, ``y_enc`` in [0, c)."""
+    if y is None:
+        raise ValueError(f"{name} is None; pass the class labels, one per sample")
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {arr.shape}")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(f"X and {name} have mismatched lengths: X has {n_samples} samples, "
+                         f"{name} has {arr.shape[0]}")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf; every sample needs a class label")
+    if arr.dtype.kind == "O" and any(_is_missing_obj(v) for v in arr):
+        raise ValueError(f"{name} contains None/NaN; every sample needs a class label")
+    try:
+        classes, y_enc = np.unique(arr, return_inverse=True)
+    except TypeError:
+        classes = _sort_labels(set(arr.tolist()))
+        lookup = {v: i for i, v in enumerate(classes)}
+        y_enc = np.array([lookup[v] for v in arr])
+    return classes, y_enc.astype(np.int32)
+
+
+def check_sample_weight(sample_weight, n: int, dtype=np.float32):
+    """Validate sample weights: shape (n,), finite, non-negative, positive total."""
+    if sample_weight is None:
+        return np.ones(n, dtype)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},) to match X; got {w.shape}")
+    if not np.isfinite(w).all():
+        raise ValueError("sample_weight contains NaN or inf")
+    if (w < 0).any():
+        raise ValueError("sample_weight must be non-negative")
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to 0; at least one sample needs positive weight")
+    return w.astype(dtype)

@@ -1,0 +1,750 @@
+r"""Filter feature selection for naive Bayes: information measures and selection rules.
+
+Every information matrix comes from one batched JAX call (one-hot matrix products over all
+predictors or all pairs at once); the selection rules (mRMR, CMIM) are `lax.scan` loops over the k
+selection steps, and the searches that call back into Python (CFS best-first, the filter-wrapper)
+loop over steps only, with all candidates of a step scored together.
+
+Information is measured in nats (natural logarithm) throughout. The slides (Larrañaga, Bielza &
+Moreno) write log2; bits = nats / log(2), which changes no ranking and no comparison between
+measures.
+
+Discrete predictors with different numbers of states are padded to `M = max(n_states)` states; a
+padded state never occurs, so it contributes nothing. Missing codes (-1) are not counted: every
+(pair) quantity is computed on the rows where the predictor (both predictors) is observed,
+normalised by their weight.
+
+References:
+  Peng, Long & Ding (2005), IEEE TPAMI 27(8) 1226-1238 (mRMR, MID form, their Eq. 8).
+  Fleuret (2004), JMLR 5 1531-1555 (CMIM, their Eq. 3 and Sec. 3.2).
+  Hall (1999), PhD thesis, Univ. of Waikato (CFS merit, his Eq. 4.1; best-first search, Sec. 4.3).
+  Vidaurre, Bielza & Larrañaga (2013), IJAIT 22(4), Sec. 6.1 (prefilter with random probes).
+  Larrañaga, Bielza & Moreno, slides "Bayesian classifiers with continuous predictors" (Gaussian MI,
+  filter-wrapper and threshold-filter selective Gaussian NB).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import inspect
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = [
+    "InformationMatrices",
+    "as_state_tuple",
+    "cfs",
+    "cfs_merit",
+    "class_correlation_continuous",
+    "cmim",
+    "conditional_mutual_information_pairs",
+    "conditional_relevance_pairs",
+    "equal_frequency_codes",
+    "feature_correlation_continuous",
+    "filter_wrapper_forward",
+    "information_matrices",
+    "mi_prefilter",
+    "mrmr",
+    "mutual_information_binned",
+    "mutual_information_discrete",
+    "mutual_information_gaussian",
+    "pairwise_mutual_information_discrete",
+    "ranking_masks",
+    "symmetric_uncertainty_discrete",
+    "threshold_filter",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------------
+def as_state_tuple(n_states: int | Sequence[int], q: int) -> tuple[int, ...]:
+    """Normalises `n_states` (an int shared by all predictors, or one int per predictor) to a
+    tuple."""
+    if isinstance(n_states, int | np.integer):
+        out = (int(n_states),) * q
+    else:
+        out = tuple(int(s) for s in n_states)
+    if len(out) != q:
+        raise ValueError(f"n_states must have one entry per column of codes ({q}); got {len(out)}")
+    if any(s < 1 for s in out):
+        raise ValueError(f"n_states entries must be >= 1; got {out}")
+    return out
+
+
+def jit_entry(*static_argnames: str):
+    """`jax.jit` for a public core function, with `static_argnames`; a list `n_states` becomes a
+    tuple.
+
+    Jitting the whole entry point compiles once instead of dispatching (and compiling) op by op when
+    called eagerly; inside a caller's `jit` it simply inlines. Shape checks still run at trace time.
+    """
+
+    def decorate(fn):
+        jitted = jax.jit(fn, static_argnames=static_argnames)
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            states = bound.arguments.get("n_states")
+            if states is not None and not isinstance(states, int | np.integer):
+                bound.arguments["n_states"] = tuple(int(s) for s in states)
+            for name in static_argnames:
+                value = bound.arguments.get(name)
+                if isinstance(value, np.integer):
+                    bound.arguments[name] = int(value)
+            return jitted(**bound.arguments)
+
+        return wrapper
+
+    return decorate
+
+
+def _default_weight(weight, n: int, dtype) -> jax.Array:
+    if weight is None:
+        return jnp.ones((n,), dtype)
+    weight = jnp.asarray(weight, dtype)
+    if weight.shape != (n,):
+        raise ValueError(f"weight must have shape ({n},); got {weight.shape}")
+    return weight
+
+
+def _float_dtype():
+    return jnp.zeros(()).dtype  # float64 under x64, float32 otherwise
+
+
+def _onehot_codes(codes: jax.Array, n_states: tuple[int, ...]) -> jax.Array:
+    """(n, q) codes -> (n, q, M) one-hot; -1 (missing) and padded states give all-zero rows."""
+    m = max(n_states)
+    return jax.nn.one_hot(codes, m, dtype=_float_dtype())
+
+
+def _xlogx_ratio(p: jax.Array, num: jax.Array, den: jax.Array) -> jax.Array:
+    """p * log(num / den) with the convention 0 log 0 = 0 (safe under grad)."""
+    pos = p > 0
+    safe = lambda a: jnp.where(pos, a, 1.0)
+    return jnp.where(pos, p * (jnp.log(safe(num)) - jnp.log(safe(den))), 0.0)
+
+
+def _entropy(p: jax.Array, axis) -> jax.Array:
+    pos = p > 0
+    return -jnp.sum(jnp.where(pos, p * jnp.log(jnp.where(pos, p, 1.0)), 0.0), axis=axis)
+
+
+def _check_codes(codes, y, n_classes):
+    if codes.ndim != 2:
+        raise ValueError(f"codes must be 2-D (n, q); got shape {codes.shape}")
+    if y is not None and y.shape != (codes.shape[0],):
+        raise ValueError(f"y must have shape ({codes.shape[0]},); got {y.shape}")
+    if n_classes is not None and int(n_classes) < 1:
+        raise ValueError(f"n_classes must be >= 1; got {n_classes}")
+
+
+# --------------------------------------------------------------------------------------------------
+# discrete information measures
+# --------------------------------------------------------------------------------------------------
+@jit_entry("n_states", "n_classes")
+def mutual_information_discrete(codes, y, n_states, n_classes: int, weight=None) -> jax.Array:
+    r"""Mutual information I(X_i; C) of every discrete predictor with the class.
+
+    I(X_i; C) = sum_{a,c} p(a, c) log[p(a, c) / (p(a) p(c))], with p the weighted empirical joint on
+    the rows where X_i is observed (code >= 0). All predictors in one contraction
+    `einsum('nia,nc->iac')` of one-hot matrices.
+
+    Args:
+      codes: int (n, q) codes in [0, n_states[i]); -1 = missing.
+      y: int (n,) class codes in [0, n_classes).
+      n_states: static int or tuple of q ints.
+      n_classes: static number of classes c.
+      weight: optional (n,) sample weights (0/1 for folds).
+
+    Returns:
+      (q,) mutual information in nats; 0 for a predictor never observed.
+    """
+    codes = jnp.asarray(codes)
+    y = jnp.asarray(y)
+    _check_codes(codes, y, n_classes)
+    n_states = as_state_tuple(n_states, codes.shape[1])
+    w = _default_weight(weight, codes.shape[0], _float_dtype())
+    onehot = _onehot_codes(codes, n_states)
+    class_w = jax.nn.one_hot(y, n_classes, dtype=onehot.dtype) * w[:, None]
+    joint = jnp.einsum("nia,nc->iac", onehot, class_w)  # (q, M, c)
+    total = jnp.sum(joint, axis=(1, 2), keepdims=True)
+    p = joint / jnp.where(total > 0, total, 1.0)
+    pa = jnp.sum(p, axis=2, keepdims=True)
+    pc = jnp.sum(p, axis=1, keepdims=True)
+    return jnp.sum(_xlogx_ratio(p, p, pa * pc), axis=(1, 2))
+
+
+def _pair_joint(codes, y, n_states, n_classes, weight) -> jax.Array:
+    """Weighted joint counts N(X_i=a, X_k=b, C=c) for all pairs, shape (q, M, q, M, c)."""
+    onehot = _onehot_codes(codes, n_states)
+    w = _default_weight(weight, codes.shape[0], onehot.dtype)
+    class_w = jax.nn.one_hot(y, n_classes, dtype=onehot.dtype) * w[:, None]
+    # one matrix product: (qM, n) x (n, qM) per class
+    return jnp.einsum("nia,nkb,nc->iakbc", onehot, onehot, class_w)
+
+
+class InformationMatrices(NamedTuple):
+    """All discrete information measures a filter needs, from one batched call (nats).
+
+    Attributes:
+      relevance: (q,) I(X_i; C).
+      redundancy: (q, q) I(X_i; X_k) (diagonal: entropy H(X_i)).
+      conditional_redundancy: (q, q) I(X_i; X_k | C) (diagonal: H(X_i | C)).
+      conditional_relevance: (q, q), entry [i, k] = I(X_i; C | X_k) (diagonal: 0).
+      entropy: (q,) H(X_i); class_entropy: scalar H(C).
+    """
+
+    relevance: jax.Array
+    redundancy: jax.Array
+    conditional_redundancy: jax.Array
+    conditional_relevance: jax.Array
+    entropy: jax.Array
+    class_entropy: jax.Array
+
+
+@jit_entry("n_states", "n_classes")
+def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> InformationMatrices:
+    r"""Relevance, redundancy and both conditional informations for all pairs, in one pass.
+
+    From p(a, b, c) = N(X_i=a, X_k=b, C=c) / N_ik (rows where both are observed):
+
+    - I(X_i; X_k)     = sum p(a,b) log[p(a,b) / (p(a) p(b))]
+    - I(X_i; X_k | C) = sum p(a,b,c) log[p(a,b,c) p(c) / (p(a,c) p(b,c))]
+    - I(X_i; C | X_k) = sum p(a,b,c) log[p(a,b,c) p(b) / (p(a,b) p(b,c))]
+
+    The relevance I(X_i; C) is read off the diagonal block k = i (the same rows as
+    `mutual_information_discrete`). Memory is O(q² M² c) for the joint count tensor.
+
+    Args:
+      codes, y, n_states, n_classes, weight: as in `mutual_information_discrete`.
+
+    Returns:
+      `InformationMatrices`.
+    """
+    codes = jnp.asarray(codes)
+    y = jnp.asarray(y)
+    _check_codes(codes, y, n_classes)
+    n_states = as_state_tuple(n_states, codes.shape[1])
+    joint = _pair_joint(codes, y, n_states, n_classes, weight)  # (q, M, q, M, c)
+    total = jnp.sum(joint, axis=(1, 3, 4), keepdims=True)
+    p = joint / jnp.where(total > 0, total, 1.0)
+    p_ab = jnp.sum(p, axis=4, keepdims=True)
+    p_ac = jnp.sum(p, axis=3, keepdims=True)
+    p_bc = jnp.sum(p, axis=1, keepdims=True)
+    p_a = jnp.sum(p_ab, axis=3, keepdims=True)
+    p_b = jnp.sum(p_ab, axis=1, keepdims=True)
+    p_c = jnp.sum(p_ac, axis=1, keepdims=True)
+
+    red = jnp.sum(_xlogx_ratio(p_ab, p_ab, p_a * p_b), axis=(1, 3, 4))
+    cond_red = jnp.sum(_xlogx_ratio(p, p * p_c, p_ac * p_bc), axis=(1, 3, 4))
+    cond_rel = jnp.sum(_xlogx_ratio(p, p * p_b, p_ab * p_bc), axis=(1, 3, 4))
+
+    q = codes.shape[1]
+    idx = jnp.arange(q)
+    diag_ac = p_ac[idx, :, idx, 0, :]  # (q, M, c): p(a, c) on rows where X_i observed
+    pa = jnp.sum(diag_ac, axis=2, keepdims=True)
+    pc = jnp.sum(diag_ac, axis=1, keepdims=True)
+    relevance = jnp.sum(_xlogx_ratio(diag_ac, diag_ac, pa * pc), axis=(1, 2))
+    entropy = _entropy(pa[:, :, 0], axis=1)
+    cond_rel = cond_rel * (1.0 - jnp.eye(q, dtype=cond_rel.dtype))  # exact zero, no rounding
+
+    w = _default_weight(weight, codes.shape[0], p.dtype)
+    class_w = jnp.sum(jax.nn.one_hot(y, n_classes, dtype=p.dtype) * w[:, None], axis=0)
+    class_p = class_w / jnp.sum(class_w)
+    return InformationMatrices(
+        relevance=relevance,
+        redundancy=red,
+        conditional_redundancy=cond_red,
+        conditional_relevance=cond_rel,
+        entropy=entropy,
+        class_entropy=_entropy(class_p, axis=0),
+    )
+
+
+@jit_entry("n_states", "n_classes")
+def conditional_mutual_information_pairs(codes, y, n_states, n_classes: int, weight=None):
+    r"""I(X_i; X_k | C) for all pairs of discrete predictors, shape (q, q) (the TAN edge weight).
+
+    See `information_matrices` for the formula. The diagonal holds H(X_i | C).
+    """
+    return information_matrices(codes, y, n_states, n_classes, weight).conditional_redundancy
+
+
+@jit_entry("n_states", "n_classes")
+def conditional_relevance_pairs(codes, y, n_states, n_classes: int, weight=None):
+    r"""Entry [i, k] = I(X_i; C | X_k) for all pairs, shape (q, q) (CMIM's score; diagonal 0)."""
+    return information_matrices(codes, y, n_states, n_classes, weight).conditional_relevance
+
+
+@jit_entry("n_states")
+def pairwise_mutual_information_discrete(codes, n_states, weight=None) -> jax.Array:
+    r"""I(X_i; X_k) between all pairs of discrete predictors, shape (q, q) (mRMR redundancy).
+
+    I(X_i; X_k) = sum_{a,b} p(a,b) log[p(a,b) / (p(a) p(b))] on the rows where both are observed;
+    one contraction `einsum('nia,nkb->iakb')`. The diagonal is H(X_i).
+    """
+    codes = jnp.asarray(codes)
+    _check_codes(codes, None, None)
+    n_states = as_state_tuple(n_states, codes.shape[1])
+    onehot = _onehot_codes(codes, n_states)
+    w = _default_weight(weight, codes.shape[0], onehot.dtype)
+    joint = jnp.einsum("nia,nkb->iakb", onehot * w[:, None, None], onehot)
+    total = jnp.sum(joint, axis=(1, 3), keepdims=True)
+    p = joint / jnp.where(total > 0, total, 1.0)
+    pa = jnp.sum(p, axis=3, keepdims=True)
+    pb = jnp.sum(p, axis=1, keepdims=True)
+    return jnp.sum(_xlogx_ratio(p, p, pa * pb), axis=(1, 3))
+
+
+@jit_entry("n_states", "n_classes")
+def symmetric_uncertainty_discrete(codes, y, n_states, n_classes: int, weight=None):
+    r"""Symmetric uncertainty SU(A, B) = 2 I(A; B) / (H(A) + H(B)), Hall's discrete CFS correlation.
+
+    Returns:
+      (class_su (q,), feature_su (q, q)): SU(X_i, C) and SU(X_i, X_k), in [0, 1]; 0 where both
+      entropies vanish. Entropies of a pair are taken on all rows where each is observed (exact
+      without missing values).
+    """
+    info = information_matrices(codes, y, n_states, n_classes, weight)
+    h = info.entropy
+
+    def su(i, ha, hb):
+        den = ha + hb
+        return jnp.where(den > 0, 2.0 * i / jnp.where(den > 0, den, 1.0), 0.0)
+
+    class_su = su(info.relevance, h, info.class_entropy)
+    feature_su = su(info.redundancy, h[:, None], h[None, :])
+    return class_su, feature_su
+
+
+# --------------------------------------------------------------------------------------------------
+# continuous information measures
+# --------------------------------------------------------------------------------------------------
+def _class_moments(values, y, n_classes, weight):
+    """Per-predictor NaN-aware weighted moments: (class weight (c, r), class mean, class MLE
+    var)."""
+    values = jnp.asarray(values)
+    if values.ndim != 2:
+        raise ValueError(f"values must be 2-D (n, r); got shape {values.shape}")
+    y = jnp.asarray(y)
+    if y.shape != (values.shape[0],):
+        raise ValueError(f"y must have shape ({values.shape[0]},); got {y.shape}")
+    dtype = jnp.result_type(values.dtype, _float_dtype())
+    values = values.astype(dtype)
+    w = _default_weight(weight, values.shape[0], dtype)
+    present = jnp.isfinite(values)
+    x = jnp.where(present, values, 0.0)
+    wy = jax.nn.one_hot(y, n_classes, dtype=dtype) * w[:, None]  # (n, c)
+    wc = wy.T @ present.astype(dtype)  # (c, r)
+    s1 = wy.T @ x
+    mean = s1 / jnp.where(wc > 0, wc, 1.0)
+    dev = jnp.where(present[:, None, :], x[:, None, :] - mean[None, :, :], 0.0)  # (n, c, r)
+    m2 = jnp.einsum("nc,ncr->cr", wy, dev * dev)
+    var = m2 / jnp.where(wc > 0, wc, 1.0)
+    return wc, mean, var
+
+
+@jit_entry("n_classes")
+def mutual_information_gaussian(values, y, n_classes: int, weight=None, var_floor: float = 0.0):
+    r"""Gaussian mutual information with the class (slides, "filter-wrapper selective Gaussian NB").
+
+    I(X_i, C) = ½ [log σ_i² − Σ_c p(c) log σ²_{c,i}],
+
+    with MLE (divide-by-weight) variances: σ_i² overall, σ²_{c,i} within class c, p(c) the class
+    proportion among rows where X_i is observed (NaN = missing). This is H_N(X_i) − H(X_i | C) where
+    H_N is the entropy of a Gaussian with the marginal's variance, so it upper-bounds the exact MI
+    of the class-conditional Gaussian mixture (the gap is the mixture's negentropy); it is exact
+    when all classes share mean and variance (both are 0). Classes with no observed rows get p(c) =
+    0.
+
+    Args:
+      values: float (n, r); NaN = missing.
+      y: int (n,) classes.
+      n_classes: static c.
+      weight: optional (n,) sample weights.
+      var_floor: added to every variance before the log (0 reproduces the formula exactly).
+
+    Returns:
+      (r,) MI in nats.
+    """
+    wc, mean, var = _class_moments(values, y, n_classes, weight)
+    total = jnp.sum(wc, axis=0, keepdims=True)  # (1, r)
+    pc = wc / jnp.where(total > 0, total, 1.0)
+    grand = jnp.sum(pc * mean, axis=0, keepdims=True)
+    # law of total variance: MLE overall variance = within + between
+    var_all = jnp.sum(pc * (var + (mean - grand) ** 2), axis=0)
+    within = jnp.sum(jnp.where(pc > 0, pc * jnp.log(var + var_floor), 0.0), axis=0)
+    return 0.5 * (jnp.log(var_all + var_floor) - within)
+
+
+@jit_entry("n_bins")
+def equal_frequency_codes(values, n_bins: int, weight=None) -> jax.Array:
+    r"""Equal-frequency (weighted quantile) discretisation of every column, all columns at once.
+
+    Edge e_b (b = 1..n_bins−1) is the smallest value whose cumulative weight fraction reaches
+    b/n_bins; the code is #{b : x > e_b}, in [0, n_bins). Ties stay in one bin, so heavy ties give
+    fewer, unequal bins. NaN gives code -1. Rows with weight 0 do not move the edges.
+
+    Returns:
+      int32 (n, r) codes.
+    """
+    values = jnp.asarray(values)
+    if values.ndim != 2:
+        raise ValueError(f"values must be 2-D (n, r); got shape {values.shape}")
+    if int(n_bins) < 1:
+        raise ValueError(f"n_bins must be >= 1; got {n_bins}")
+    dtype = jnp.result_type(values.dtype, _float_dtype())
+    values = values.astype(dtype)
+    w = _default_weight(weight, values.shape[0], dtype)
+    targets = jnp.arange(1, n_bins, dtype=dtype) / n_bins
+
+    def one_column(x):
+        present = jnp.isfinite(x)
+        wx = jnp.where(present, w, 0.0)
+        key = jnp.where(present, x, jnp.inf)  # missing sort last
+        order = jnp.argsort(key)
+        xs = key[order]
+        cw = jnp.cumsum(wx[order])
+        cw = cw / jnp.where(cw[-1] > 0, cw[-1], 1.0)
+        # tolerance: b/n_bins computed in floating point must not miss an exact cumulative fraction
+        pos = jnp.searchsorted(cw, targets - 1e-12, side="left")
+        edges = xs[jnp.clip(pos, 0, x.shape[0] - 1)]
+        code = jnp.sum(x[:, None] > edges[None, :], axis=1).astype(jnp.int32)
+        return jnp.where(present, code, -1)
+
+    return jax.vmap(one_column, in_axes=1, out_axes=1)(values)
+
+
+@jit_entry("n_bins", "n_classes")
+def mutual_information_binned(values, y, n_bins: int, n_classes: int, weight=None):
+    r"""MI with the class after equal-frequency discretisation into `n_bins` bins (nats), shape
+    (r,)."""
+    codes = equal_frequency_codes(values, n_bins, weight)
+    return mutual_information_discrete(codes, y, n_bins, n_classes, weight)
+
+
+@jit_entry("n_classes")
+def class_correlation_continuous(values, y, n_classes: int, weight=None) -> jax.Array:
+    r"""Hall's feature-class correlation for a continuous feature and a nominal class.
+
+    r_{fC} = Σ_c p(c) |ρ(X_f, 1[C = c])| (Hall 1999, Eq. 4.2: the class is split into binary
+    indicators and the Pearson correlations are averaged with the class proportions as weights).
+    Weighted Pearson correlation; a constant feature gets 0. NaN not supported.
+
+    Returns:
+      (r,) in [0, 1].
+    """
+    values = jnp.asarray(values)
+    dtype = jnp.result_type(values.dtype, _float_dtype())
+    w = _default_weight(weight, values.shape[0], dtype)
+    ind = jax.nn.one_hot(jnp.asarray(y), n_classes, dtype=dtype)  # (n, c)
+    corr = _weighted_corr(values.astype(dtype), ind, w)  # (r, c)
+    pc = (w @ ind) / jnp.sum(w)
+    return jnp.sum(jnp.abs(corr) * pc[None, :], axis=1)
+
+
+@jit_entry()
+def feature_correlation_continuous(values, weight=None) -> jax.Array:
+    r"""|Pearson correlation| between all pairs of continuous features, shape (r, r) (weighted)."""
+    values = jnp.asarray(values)
+    dtype = jnp.result_type(values.dtype, _float_dtype())
+    w = _default_weight(weight, values.shape[0], dtype)
+    return jnp.abs(_weighted_corr(values.astype(dtype), values.astype(dtype), w))
+
+
+def _weighted_corr(a, b, w):
+    wn = w / jnp.sum(w)
+    da = a - (wn @ a)[None, :]
+    db = b - (wn @ b)[None, :]
+    cov = (da * wn[:, None]).T @ db
+    sa = jnp.sqrt(wn @ (da * da))
+    sb = jnp.sqrt(wn @ (db * db))
+    den = sa[:, None] * sb[None, :]
+    return jnp.where(den > 0, cov / jnp.where(den > 0, den, 1.0), 0.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# selection rules
+# --------------------------------------------------------------------------------------------------
+@jit_entry("k")
+def mrmr(relevance, redundancy, k: int) -> jax.Array:
+    r"""Minimum-redundancy maximum-relevance ranking, MID form (Peng, Long & Ding 2005, Eq. 8).
+
+    First pick argmax_i I(X_i; C); then, with S the picked set, pick argmax_{i ∉ S} [ I(X_i; C) −
+    (1/|S|) Σ_{s ∈ S} I(X_i; X_s) ]. Ties go to the lowest index. A `lax.scan` over the k steps
+    (jit-able; k static).
+
+    Args:
+      relevance: (p,) I(X_i; C) (any relevance score works, e.g. Gaussian MI).
+      redundancy: (p, p) I(X_i; X_k).
+      k: number of predictors to pick, 1 <= k <= p.
+
+    Returns:
+      int32 (k,) indices in the order picked.
+    """
+    relevance = jnp.asarray(relevance)
+    redundancy = jnp.asarray(redundancy)
+    p = relevance.shape[0]
+    _check_selection(relevance, redundancy, k, "redundancy")
+
+    def step(carry, t):
+        chosen, red_sum = carry
+        penalty = jnp.where(t > 0, red_sum / jnp.maximum(t, 1), 0.0)
+        score = jnp.where(chosen, -jnp.inf, relevance - penalty)
+        pick = jnp.argmax(score)
+        return (chosen.at[pick].set(True), red_sum + redundancy[:, pick]), pick.astype(jnp.int32)
+
+    init = (jnp.zeros((p,), bool), jnp.zeros((p,), relevance.dtype))
+    _, picks = jax.lax.scan(step, init, jnp.arange(k))
+    return picks
+
+
+@jit_entry("k")
+def cmim(relevance, conditional_relevance, k: int) -> jax.Array:
+    r"""Conditional mutual information maximisation (Fleuret 2004, Eq. 3; the fast form of Sec.
+    3.2).
+
+    ν(1) = argmax_i I(X_i; C);  ν(t+1) = argmax_i min( I(X_i; C), min_{s ≤ t} I(X_i; C | X_ν(s)) ).
+    A predictor that copies a picked one has I(X_i; C | X_copy) = 0 and falls to the bottom. Keeps
+    the running minimum score (Fleuret's partial-score idea without the lazy evaluation, which a
+    dense precomputed matrix does not need). Ties go to the lowest index.
+
+    Args:
+      relevance: (p,) I(X_i; C).
+      conditional_relevance: (p, p) with [i, k] = I(X_i; C | X_k) (`conditional_relevance_pairs`).
+      k: number to pick.
+
+    Returns:
+      int32 (k,) indices in the order picked.
+    """
+    relevance = jnp.asarray(relevance)
+    conditional_relevance = jnp.asarray(conditional_relevance)
+    p = relevance.shape[0]
+    _check_selection(relevance, conditional_relevance, k, "conditional_relevance")
+
+    def step(carry, _):
+        chosen, score = carry
+        pick = jnp.argmax(jnp.where(chosen, -jnp.inf, score))
+        score = jnp.minimum(score, conditional_relevance[:, pick])
+        return (chosen.at[pick].set(True), score), pick.astype(jnp.int32)
+
+    _, picks = jax.lax.scan(step, (jnp.zeros((p,), bool), relevance), jnp.arange(k))
+    return picks
+
+
+def _check_selection(relevance, matrix, k, name):
+    p = relevance.shape[0]
+    if relevance.ndim != 1:
+        raise ValueError(f"relevance must be 1-D; got shape {relevance.shape}")
+    if matrix.shape != (p, p):
+        raise ValueError(f"{name} must have shape ({p}, {p}); got {matrix.shape}")
+    if not 1 <= int(k) <= p:
+        raise ValueError(f"k must be in [1, {p}]; got {k=}")
+
+
+@jit_entry()
+def cfs_merit(subset_mask, class_correlation, feature_correlation) -> jax.Array:
+    r"""Hall's CFS merit M_S = k r̄_cf / sqrt(k + k(k−1) r̄_ff) (Hall 1999, Eq. 4.1); batched over
+    masks.
+
+    r̄_cf is the mean feature-class correlation of the k features in S, r̄_ff the mean correlation
+    over the k(k−1) ordered pairs of distinct features. M_∅ = 0.
+
+    Args:
+      subset_mask: bool (..., p).
+      class_correlation: (p,); feature_correlation: (p, p) (diagonal ignored).
+    """
+    m = jnp.asarray(subset_mask).astype(jnp.asarray(class_correlation).dtype)
+    k = jnp.sum(m, axis=-1)
+    sum_cf = m @ class_correlation
+    off = feature_correlation * (1.0 - jnp.eye(feature_correlation.shape[0], dtype=m.dtype))
+    sum_ff = jnp.einsum("...i,ij,...j->...", m, off, m)  # = k(k-1) r̄_ff
+    den = jnp.sqrt(k + sum_ff)
+    return jnp.where(k > 0, sum_cf / jnp.where(k > 0, den, 1.0), 0.0)
+
+
+def cfs(class_correlation, feature_correlation, max_stale: int = 5, max_features=None):
+    r"""Correlation-based feature selection with forward best-first search (Hall 1999, Sec. 4.3).
+
+    Correlation measure (choose when building the inputs): symmetric uncertainty for discrete
+    predictors (`symmetric_uncertainty_discrete`), |Pearson r| for continuous ones
+    (`class_correlation_continuous`, `feature_correlation_continuous`).
+
+    Search: start from the empty set; repeatedly pop the open subset with the highest merit, expand
+    it by every single-feature addition (all children scored in one batched call), push unseen
+    children; a popped subset whose best child does not beat the best merit so far counts as a
+    non-improving expansion, and the search stops after `max_stale` consecutive ones (Hall uses 5)
+    or when the open list is empty. Ties in merit are broken by smaller subsets, then
+    lexicographically.
+
+    Args:
+      class_correlation: (p,) feature-class correlations.
+      feature_correlation: (p, p) feature-feature correlations.
+      max_stale: consecutive non-improving expansions before stopping.
+      max_features: optional cap on the subset size.
+
+    Returns:
+      (selected, merit): sorted int array of chosen indices and its merit (float).
+    """
+    rcf = np.asarray(class_correlation, dtype=np.float64)
+    rff = np.asarray(feature_correlation, dtype=np.float64)
+    p = rcf.shape[0]
+    if rcf.ndim != 1 or rff.shape != (p, p):
+        raise ValueError(
+            "class_correlation must be (p,) and feature_correlation (p, p); "
+            f"got {rcf.shape} and {rff.shape}"
+        )
+    if int(max_stale) < 1:
+        raise ValueError(f"max_stale must be >= 1; got {max_stale}")
+    cap = p if max_features is None else int(max_features)
+    rcf_j, rff_j = jnp.asarray(rcf), jnp.asarray(rff)
+
+    best_set: frozenset = frozenset()
+    best_merit = 0.0
+    counter = 0  # heap tie-breaker
+    open_heap: list = [(-0.0, 0, (), frozenset())]
+    seen = {frozenset()}
+    stale = 0
+    while open_heap and stale < max_stale:
+        _, _, _, node = heapq.heappop(open_heap)
+        improved = False
+        if len(node) < cap:
+            cands = [j for j in range(p) if j not in node]
+            children = [node | {j} for j in cands]
+            masks = np.zeros((p, p), bool)  # fixed shape (<= p children): one compilation
+            for row, child in enumerate(children):
+                masks[row, list(child)] = True
+            merits = np.asarray(cfs_merit(jnp.asarray(masks), rcf_j, rff_j))[: len(children)]
+            for child, merit in zip(children, merits, strict=True):
+                if child in seen:
+                    continue
+                seen.add(child)
+                counter += 1
+                heapq.heappush(open_heap, (-float(merit), len(child), tuple(sorted(child)), child))
+                if merit > best_merit + 1e-12:
+                    best_merit, best_set, improved = float(merit), child, True
+        stale = 0 if improved else stale + 1
+    return np.array(sorted(best_set), dtype=np.int64), best_merit
+
+
+def threshold_filter(scores, threshold) -> jax.Array:
+    r"""Threshold filter (slides, "filter selective Gaussian NB"): keep X_i iff score_i > threshold.
+
+    Equivalent to keeping X_(1..h) of the descending order, h the last rank with I(X_(h), C) > t.
+    Returns a bool (p,) mask.
+    """
+    return jnp.asarray(scores) > threshold
+
+
+def mi_prefilter(
+    codes,
+    y,
+    key,
+    n_states,
+    n_classes: int,
+    weight=None,
+    n_probes: int = 3,
+    probe_states: int = 5,
+    rule: str = "max",
+):
+    r"""L1-NB prefilter with random probes (Vidaurre, Bielza & Larrañaga 2013, Sec. 6.1).
+
+    Appends `n_probes` random predictors, each uniform over `probe_states` categories (the paper:
+    three, five categories), computes I(X_i; C) for real and probe predictors in one call, and drops
+    every predictor whose MI is lower than a probe's. The paper's wording, "lower than one of the
+    three random predictors", means lower than at least one, i.e. below the maximum probe MI:
+    `rule="max"` (default). `rule="min"` drops only predictors below every probe (a looser filter).
+    A predictor tied with the threshold is kept.
+
+    Args:
+      codes, y, n_states, n_classes, weight: as in `mutual_information_discrete`.
+      key: `jax.random` key for the probes.
+      n_probes, probe_states: probe design.
+      rule: "max" (paper) or "min".
+
+    Returns:
+      (keep, mi, threshold): bool (q,) mask, (q,) MI of the real predictors, scalar threshold.
+    """
+    if rule not in ("max", "min"):
+        raise ValueError(f"rule must be 'max' or 'min'; got {rule!r}")
+    if int(n_probes) < 1 or int(probe_states) < 2:
+        raise ValueError(
+            f"need n_probes >= 1 and probe_states >= 2; got {n_probes=}, {probe_states=}"
+        )
+    codes = jnp.asarray(codes)
+    _check_codes(codes, jnp.asarray(y), n_classes)
+    q = codes.shape[1]
+    states = as_state_tuple(n_states, q)
+    probes = jax.random.randint(key, (codes.shape[0], n_probes), 0, probe_states, dtype=codes.dtype)
+    mi_all = mutual_information_discrete(
+        jnp.concatenate([codes, probes], axis=1),
+        y,
+        states + (int(probe_states),) * n_probes,
+        n_classes,
+        weight,
+    )
+    mi, probe_mi = mi_all[:q], mi_all[q:]
+    threshold = jnp.max(probe_mi) if rule == "max" else jnp.min(probe_mi)
+    return mi >= threshold, mi, threshold
+
+
+@jit_entry()
+def ranking_masks(scores) -> tuple[jax.Array, jax.Array]:
+    r"""Nested masks of the descending-score ranking: row h keeps the top h predictors, h = 0..p.
+
+    Returns:
+      (masks bool (p+1, p), order int (p,)); ties keep the lower index first (stable sort).
+    """
+    scores = jnp.asarray(scores)
+    p = scores.shape[0]
+    order = jnp.argsort(-scores, stable=True)
+    rank = jnp.zeros((p,), jnp.int32).at[order].set(jnp.arange(p, dtype=jnp.int32))
+    masks = rank[None, :] < jnp.arange(p + 1)[:, None]
+    return masks, order
+
+
+def filter_wrapper_forward(
+    scores, evaluate_fn: Callable, batched: bool = False, max_features: int | None = None
+):
+    r"""Filter-wrapper selective NB (slides, "filter-wrapper selective Gaussian NB").
+
+    1. Sort predictors by decreasing score (e.g. `mutual_information_gaussian`). 2. Evaluate the
+    empty model (the evaluator should predict the most frequent class for an empty
+       mask), then add predictors one at a time in that order and evaluate each nested subset.
+    3. Keep the subset with the lowest error; ties go to the smaller subset. At most p + 1 models
+    are evaluated.
+
+    Args:
+      scores: (p,) filter scores.
+      evaluate_fn: `mask (p,) bool -> error` (scalar, lower is better), e.g. validation error of a
+        selective NB using `mask`; with `batched=True` it receives all masks (s, p) at once and
+        returns (s,) errors (use `jax.vmap` of a jitted evaluator).
+      batched: see above.
+      max_features: stop after this many predictors (default p).
+
+    Returns:
+      (mask, errors, order): best bool (p,) mask, (h+1,) errors of the evaluated nested subsets, the
+      ranking.
+    """
+    masks, order = ranking_masks(scores)
+    p = masks.shape[1]
+    h = p if max_features is None else int(max_features)
+    if not 0 <= h <= p:
+        raise ValueError(f"max_features must be in [0, {p}]; got {max_features}")
+    masks = masks[: h + 1]
+    if batched:
+        errors = np.asarray(evaluate_fn(masks), dtype=np.float64).reshape(-1)
+    else:
+        errors = np.array([float(evaluate_fn(masks[i])) for i in range(h + 1)])
+    if errors.shape != (h + 1,):
+        raise ValueError(f"evaluate_fn must return one error per mask; got shape {errors.shape}")
+    best = int(np.argmin(errors))  # first minimum = smallest subset
+    return np.asarray(masks[best]), errors, np.asarray(order)

@@ -1,0 +1,410 @@
+"""Tests for jaxnb.methods.filters against float64 NumPy loop references."""
+
+import itertools
+import math
+
+import jax
+import jax.numpy as jnp
+import jax.test_util
+import numpy as np
+import pytest
+
+from jaxnb.methods import filters as F
+
+# --------------------------------------------------------------------------------------------------
+# NumPy references (loops, written from the definitions)
+# --------------------------------------------------------------------------------------------------
+
+
+def _ref_mi_table(table):
+    """MI of a 2-D joint count table (nats)."""
+    p = table / table.sum()
+    pa, pb = p.sum(1), p.sum(0)
+    out = 0.0
+    for a in range(p.shape[0]):
+        for b in range(p.shape[1]):
+            if p[a, b] > 0:
+                out += p[a, b] * math.log(p[a, b] / (pa[a] * pb[b]))
+    return out
+
+
+def _ref_mi(x, y, w, ma, mb):
+    table = np.zeros((ma, mb))
+    for xi, yi, wi in zip(x, y, w, strict=True):
+        if xi >= 0 and yi >= 0:
+            table[xi, yi] += wi
+    return _ref_mi_table(table) if table.sum() > 0 else 0.0
+
+
+def _ref_cmi(a, b, c, w, ma, mb, mc):
+    """I(A; B | C) with rows where all three observed."""
+    t = np.zeros((ma, mb, mc))
+    for ai, bi, ci, wi in zip(a, b, c, w, strict=True):
+        if ai >= 0 and bi >= 0:
+            t[ai, bi, ci] += wi
+    p = t / t.sum()
+    out = 0.0
+    for k in range(mc):
+        pc = p[:, :, k].sum()
+        if pc > 0:
+            out += pc * _ref_mi_table(p[:, :, k])
+    return out
+
+
+def _ref_cmi_class_given(a, cls, b, w, ma, mc, mb):
+    """I(A; C | B)."""
+    return _ref_cmi(a, cls, b, w, ma, mc, mb)
+
+
+def _data(seed, n=120, states=(2, 3, 4, 3), n_classes=3, missing=True):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    cols = []
+    for m in states:
+        noise = rng.integers(0, m, n)
+        cols.append(np.where(rng.random(n) < 0.5, (y + rng.integers(0, 2, n)) % m, noise))
+    codes = np.stack(cols, 1).astype(np.int32)
+    if missing:
+        codes[rng.random(codes.shape) < 0.05] = -1
+    w = rng.uniform(0.5, 2.0, n)
+    return codes, y.astype(np.int32), w
+
+
+# --------------------------------------------------------------------------------------------------
+# discrete measures
+# --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_mutual_information_discrete_matches_reference(seed):
+    states = (2, 3, 4, 3)
+    codes, y, w = _data(seed, states=states)
+    got = np.asarray(F.mutual_information_discrete(codes, y, states, 3, w))
+    ref = [_ref_mi(codes[:, i], y, w, states[i], 3) for i in range(len(states))]
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+    jit_got = jax.jit(F.mutual_information_discrete, static_argnums=(2, 3))(codes, y, states, 3, w)
+    np.testing.assert_allclose(jit_got, got, rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_information_matrices_match_reference(seed):
+    states = (2, 3, 4, 3)
+    codes, y, w = _data(seed, states=states)
+    info = F.information_matrices(codes, y, states, 3, w)
+    q = len(states)
+    red = np.zeros((q, q))
+    cred = np.zeros((q, q))
+    crel = np.zeros((q, q))
+    for i, k in itertools.product(range(q), range(q)):
+        both = (codes[:, i] >= 0) & (codes[:, k] >= 0)
+        a, b, c, ww = codes[both, i], codes[both, k], y[both], w[both]
+        red[i, k] = _ref_mi(a, b, ww, states[i], states[k])
+        cred[i, k] = _ref_cmi(a, b, c, ww, states[i], states[k], 3)
+        crel[i, k] = 0.0 if i == k else _ref_cmi_class_given(a, c, b, ww, states[i], 3, states[k])
+    np.testing.assert_allclose(info.redundancy, red, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(info.conditional_redundancy, cred, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(info.conditional_relevance, crel, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        info.relevance, F.mutual_information_discrete(codes, y, states, 3, w), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        F.pairwise_mutual_information_discrete(codes, states, w), red, rtol=1e-10, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        F.conditional_mutual_information_pairs(codes, y, states, 3, w), cred, rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        F.conditional_relevance_pairs(codes, y, states, 3, w), crel, rtol=1e-10, atol=1e-12
+    )
+    # chain rule on complete rows: I(X_i; C | X_k) = I(X_i, X_k; C) - I(X_k; C) (check on
+    # no-missing)
+    codes2, y2, w2 = _data(seed, states=states, missing=False)
+    info2 = F.information_matrices(codes2, y2, states, 3, w2)
+    joint_code = codes2[:, 0] * states[1] + codes2[:, 1]
+    lhs = float(info2.conditional_relevance[0, 1])
+    rhs = _ref_mi(joint_code, y2, w2, states[0] * states[1], 3) - float(info2.relevance[1])
+    assert abs(lhs - rhs) < 1e-10
+
+
+def test_weight_two_equals_duplicated_rows_and_grad():
+    codes, y, w = _data(5, missing=False)
+    states = (2, 3, 4, 3)
+    w2 = np.ones(len(y))
+    w2[:10] = 2.0
+    dup_codes = np.concatenate([codes, codes[:10]])
+    dup_y = np.concatenate([y, y[:10]])
+    a = F.information_matrices(codes, y, states, 3, w2)
+    b = F.information_matrices(dup_codes, dup_y, states, 3)
+    for u, v in zip(a, b, strict=True):
+        np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-13)
+    f = lambda ww: jnp.sum(F.mutual_information_discrete(codes, y, states, 3, ww))
+    jax.test_util.check_grads(f, (jnp.asarray(w),), order=1, modes=["rev"])
+
+
+def test_symmetric_uncertainty_range_and_copy():
+    codes, y, w = _data(7, missing=False)
+    codes[:, 3] = codes[:, 1]
+    states = (2, 3, 4, 3)
+    su_c, su_f = F.symmetric_uncertainty_discrete(codes, y, states, 3, w)
+    assert np.all((np.asarray(su_c) >= 0) & (np.asarray(su_c) <= 1))
+    np.testing.assert_allclose(su_f[1, 3], 1.0, rtol=1e-12)
+    info = F.information_matrices(codes, y, states, 3, w)
+    h = np.asarray(info.entropy)
+    np.testing.assert_allclose(
+        su_c, 2 * np.asarray(info.relevance) / (h + float(info.class_entropy)), rtol=1e-12
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# continuous measures
+# --------------------------------------------------------------------------------------------------
+def _gaussian_data(seed, n=300):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n).astype(np.int32)
+    mu = np.array([[0.0, 0.0, 1.0], [0.5, 0.0, -1.0], [1.0, 0.0, 0.0]])
+    sd = np.array([[1.0, 1.0, 0.5], [1.5, 1.0, 1.0], [0.7, 1.0, 2.0]])
+    x = mu[y] + sd[y] * rng.normal(size=(n, 3))
+    return x, y
+
+
+def test_mutual_information_gaussian_closed_form():
+    x, y = _gaussian_data(0)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
+    got = np.asarray(F.mutual_information_gaussian(x, y, 3, w))
+    ref = []
+    for j in range(3):
+        m = np.average(x[:, j], weights=w)
+        var = np.average((x[:, j] - m) ** 2, weights=w)
+        within = 0.0
+        for c in range(3):
+            s = y == c
+            pc = w[s].sum() / w.sum()
+            mc = np.average(x[s, j], weights=w[s])
+            within += pc * math.log(np.average((x[s, j] - mc) ** 2, weights=w[s]))
+        ref.append(0.5 * (math.log(var) - within))
+    np.testing.assert_allclose(got, ref, rtol=1e-10)
+
+
+def test_mutual_information_gaussian_vs_numerical_integration():
+    """Closed form = H(Gaussian with the mixture's variance) - H(X|C), both by quadrature, to 1e-6.
+
+    The closed form upper-bounds the exact MI of the fitted class-conditional mixture (their gap is
+    the mixture's negentropy), which we also integrate numerically.
+    """
+    integrate = pytest.importorskip("scipy.integrate")
+    stats = pytest.importorskip("scipy.stats")
+    x, y = _gaussian_data(2)
+    got = np.asarray(F.mutual_information_gaussian(x, y, 3))
+    for j in range(3):
+        pcs = np.array([np.mean(y == c) for c in range(3)])
+        mus = np.array([x[y == c, j].mean() for c in range(3)])
+        sds = np.array([x[y == c, j].std() for c in range(3)])  # MLE
+        lo, hi = mus.min() - 12 * sds.max(), mus.max() + 12 * sds.max()
+
+        def mix(t, pcs=pcs, mus=mus, sds=sds):
+            return float(np.sum(pcs * stats.norm.pdf(t, mus, sds)))
+
+        def quad(f, lo=lo, hi=hi):
+            return integrate.quad(f, lo, hi, limit=400, epsabs=1e-12, epsrel=1e-12)[0]
+
+        m1 = quad(lambda t, mix=mix: t * mix(t))
+        var = quad(lambda t, mix=mix, m1=m1: (t - m1) ** 2 * mix(t))
+        h_cond = 0.0
+        for c in range(3):
+
+            def ent(t, c=c, mus=mus, sds=sds):
+                f = stats.norm.pdf(t, mus[c], sds[c])
+                return -f * math.log(f) if f > 0 else 0.0
+
+            h_cond += pcs[c] * quad(ent)
+        closed = 0.5 * math.log(2 * math.pi * math.e * var) - h_cond
+        assert abs(got[j] - closed) < 1e-6
+        h_mix = quad(lambda t, mix=mix: -mix(t) * math.log(mix(t)) if mix(t) > 0 else 0.0)
+        exact = h_mix - h_cond
+        assert exact <= got[j] + 1e-9
+    # predictor 1 has no class signal: both the closed form and the exact MI are near 0
+    assert got[1] < 0.02
+
+
+def test_equal_frequency_codes_and_binned_mi():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(200, 2))
+    y = (x[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(np.int32)
+    codes = np.asarray(F.equal_frequency_codes(x, 4))
+    for j in range(2):
+        np.testing.assert_array_equal(np.bincount(codes[:, j], minlength=4), [50, 50, 50, 50])
+        order = np.argsort(x[:, j])
+        ref = np.empty(200, int)
+        ref[order] = np.arange(200) // 50
+        np.testing.assert_array_equal(codes[:, j], ref)
+    mi = np.asarray(F.mutual_information_binned(x, y, 4, 2))
+    ref_mi = [_ref_mi(codes[:, j], y, np.ones(200), 4, 2) for j in range(2)]
+    np.testing.assert_allclose(mi, ref_mi, rtol=1e-12)
+    assert mi[0] > 0.3 and mi[1] < 0.05
+    xn = x.copy()
+    xn[0, 0] = np.nan
+    assert int(F.equal_frequency_codes(xn, 4)[0, 0]) == -1
+
+
+def test_pearson_correlations():
+    x, y = _gaussian_data(4)
+    rcf = np.asarray(F.class_correlation_continuous(x, y, 3))
+    ref = np.zeros(3)
+    for j in range(3):
+        for c in range(3):
+            ind = (y == c).astype(float)
+            ref[j] += ind.mean() * abs(np.corrcoef(x[:, j], ind)[0, 1])
+    np.testing.assert_allclose(rcf, ref, rtol=1e-10)
+    np.testing.assert_allclose(
+        F.feature_correlation_continuous(x), np.abs(np.corrcoef(x.T)), rtol=1e-10
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# selection rules
+# --------------------------------------------------------------------------------------------------
+def _redundant_case(seed=0, n=2000, strength2=0.70):
+    """X0 strong, X1 = copy of X0, X2 weaker but complementary, X3 noise."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, n)
+    x0 = np.where(rng.random(n) < 0.85, y // 2, rng.integers(0, 2, n))  # high bit of y
+    x2 = np.where(rng.random(n) < strength2, y % 2, rng.integers(0, 2, n))  # low bit of y
+    x3 = rng.integers(0, 2, n)
+    codes = np.stack([x0, x0, x2, x3], 1).astype(np.int32)
+    return codes, y.astype(np.int32)
+
+
+def test_mrmr_and_cmim_skip_redundant_copy():
+    codes, y = _redundant_case()
+    info = F.information_matrices(codes, y, 2, 4)
+    assert float(info.relevance[2]) < float(info.relevance[0])
+    picks = np.asarray(F.mrmr(info.relevance, info.redundancy, 3))
+    assert picks[0] in (0, 1) and picks[1] == 2
+    picks = np.asarray(F.cmim(info.relevance, info.conditional_relevance, 3))
+    assert picks[0] in (0, 1) and picks[1] == 2
+    assert picks[2] == 3  # the copy has I(X1; C | X0) = 0 < noise's tiny positive score
+
+
+def _ref_mrmr(rel, red, k):
+    chosen = [int(np.argmax(rel))]
+    while len(chosen) < k:
+        best, best_s = None, -np.inf
+        for i in range(len(rel)):
+            if i in chosen:
+                continue
+            s = rel[i] - np.mean([red[i, j] for j in chosen])
+            if s > best_s:
+                best, best_s = i, s
+        chosen.append(best)
+    return chosen
+
+
+def _ref_cmim(rel, cond, k):
+    chosen = []
+    while len(chosen) < k:
+        scores = [
+            -np.inf if i in chosen else min([rel[i]] + [cond[i, s] for s in chosen])
+            for i in range(len(rel))
+        ]
+        chosen.append(int(np.argmax(scores)))
+    return chosen
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_mrmr_cmim_match_reference_and_jit(seed):
+    rng = np.random.default_rng(seed)
+    rel = rng.random(8)
+    red = rng.random((8, 8))
+    red = red + red.T
+    cond = rng.random((8, 8))
+    assert list(np.asarray(F.mrmr(rel, red, 6))) == _ref_mrmr(rel, red, 6)
+    assert list(np.asarray(F.cmim(rel, cond, 6))) == _ref_cmim(rel, cond, 6)
+    jm = jax.jit(F.mrmr, static_argnums=2)(rel, red, 6)
+    np.testing.assert_array_equal(jm, F.mrmr(rel, red, 6))
+
+
+def test_cfs_merit_and_search():
+    # X2 almost as strong as X0: CFS's merit then rejects the copy X1 (with a much weaker X2,
+    # adding a
+    # copy of a strong feature can raise Hall's merit, which is CFS's behaviour, not a bug)
+    codes, y = _redundant_case(strength2=0.80)
+    su_c, su_f = F.symmetric_uncertainty_discrete(codes, y, 2, 4)
+    su_c, su_f = np.asarray(su_c), np.asarray(su_f)
+    # merit formula vs brute force on every subset; the search finds the exhaustive optimum here
+    subsets = [list(s) for k in range(1, 5) for s in itertools.combinations(range(4), k)]
+    masks = np.zeros((len(subsets), 4), bool)
+    ref = np.zeros(len(subsets))
+    for row, s in enumerate(subsets):
+        k = len(s)
+        rcf = su_c[s].mean()
+        rff = np.mean([su_f[i, j] for i in s for j in s if i != j]) if k > 1 else 0.0
+        ref[row] = k * rcf / math.sqrt(k + k * (k - 1) * rff)
+        masks[row, s] = True
+    np.testing.assert_allclose(F.cfs_merit(masks, su_c, su_f), ref, rtol=1e-12)
+    selected, merit = F.cfs(su_c, su_f)
+    assert list(selected) == subsets[int(np.argmax(ref))]
+    np.testing.assert_allclose(merit, ref.max(), rtol=1e-12)
+    assert not {0, 1} <= set(selected.tolist())  # never both copies
+    assert 2 in selected
+
+
+def test_cfs_stops_after_stale_expansions():
+    # merit peaks at {0}; every expansion afterwards is non-improving
+    rcf = np.array([0.9, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1])
+    rff = np.full((8, 8), 0.9)
+    selected, merit = F.cfs(rcf, rff, max_stale=5)
+    assert list(selected) == [0]
+    np.testing.assert_allclose(merit, 0.9)
+
+
+def test_mi_prefilter_drops_noise_keeps_signal():
+    rng = np.random.default_rng(0)
+    n = 500
+    y = rng.integers(0, 3, n).astype(np.int32)
+    signal = np.where(rng.random((n, 3)) < 0.6, y[:, None], rng.integers(0, 3, (n, 3)))
+    noise = rng.integers(0, 5, (n, 20))
+    codes = np.concatenate([signal, noise], 1).astype(np.int32)
+    key = jax.random.key(42)
+    keep, mi, thr = F.mi_prefilter(codes, y, key, 3 * (3,) + 20 * (5,), 3)
+    keep = np.asarray(keep)
+    assert keep[:3].all()
+    assert keep[3:].sum() <= 10  # noise predictors survive only if they beat every probe
+    probes = jax.random.randint(key, (n, 3), 0, 5, dtype=jnp.int32)
+    probe_mi = [_ref_mi(np.asarray(probes[:, j]), y, np.ones(n), 5, 3) for j in range(3)]
+    np.testing.assert_allclose(thr, max(probe_mi), rtol=1e-10)
+    np.testing.assert_array_equal(keep, np.asarray(mi) >= max(probe_mi))
+    keep_min, _, thr_min = F.mi_prefilter(codes, y, key, 3 * (3,) + 20 * (5,), 3, rule="min")
+    np.testing.assert_allclose(thr_min, min(probe_mi), rtol=1e-10)
+    assert np.asarray(keep_min).sum() >= keep.sum()
+    with pytest.raises(ValueError, match="rule"):
+        F.mi_prefilter(codes, y, key, 5, 3, rule="any")
+
+
+def test_threshold_filter_and_filter_wrapper():
+    scores = np.array([0.1, 0.5, 0.3, 0.05])
+    np.testing.assert_array_equal(F.threshold_filter(scores, 0.2), [False, True, True, False])
+    masks, order = F.ranking_masks(scores)
+    np.testing.assert_array_equal(order, [1, 2, 0, 3])
+    np.testing.assert_array_equal(np.asarray(masks).sum(1), [0, 1, 2, 3, 4])
+    # an evaluator whose error is lowest with {1, 2}: error = #missing good + 0.5 * #bad
+    good = np.array([False, True, True, False])
+
+    def evaluate(mask):
+        mask = np.asarray(mask)
+        return float(np.sum(good & ~mask) + 0.5 * np.sum(~good & mask))
+
+    mask, errors, order = F.filter_wrapper_forward(scores, evaluate)
+    np.testing.assert_array_equal(mask, good)
+    np.testing.assert_allclose(errors, [2.0, 1.0, 0.0, 0.5, 1.0])
+    g = good[None, :]
+    batched = lambda m: jnp.sum(g & ~m, axis=1) + 0.5 * jnp.sum(~g & m, axis=1)
+    mask_b, errors_b, _ = F.filter_wrapper_forward(scores, batched, batched=True)
+    np.testing.assert_array_equal(mask_b, mask)
+    np.testing.assert_allclose(errors_b, errors)
+    mask_c, errors_c, _ = F.filter_wrapper_forward(scores, evaluate, max_features=1)
+    assert errors_c.shape == (2,) and np.asarray(mask_c).sum() == 1
+
+
+def test_input_errors():
+    with pytest.raises(ValueError, match="n_states"):
+        F.mutual_information_discrete(np.zeros((4, 2), np.int32), np.zeros(4, np.int32), (2,), 2)
+    with pytest.raises(ValueError, match="k must be"):
+        F.mrmr(np.ones(3), np.ones((3, 3)), 4)

@@ -1,0 +1,178 @@
+"""Tests for jaxnb.methods.kernel: KDE densities, flexible NB, Parzen window, flexible TAN."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from jaxnb.methods import kernel as K
+
+
+def _data(seed, n=60, r=2, c=2):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, c, n).astype(np.int32)
+    x = rng.normal(size=(n, r)) * (1 + y[:, None]) + 2.0 * y[:, None]
+    x[:, 1] += 0.7 * x[:, 0]
+    return x, y
+
+
+def _ref_kde(q, data, w, m):
+    """Per-class reference: diagonal product Gaussian KDE with the normal rule, loops."""
+    n_c = w.sum()
+    mean = (w[:, None] * data).sum(0) / n_c
+    s = np.sqrt((w[:, None] * (data - mean) ** 2).sum(0) / (n_c - 1))
+    h = (4.0 / ((m + 2) * n_c)) ** (1.0 / (m + 4))
+    bw = h * s
+    out = np.zeros(q.shape[0])
+    for a in range(q.shape[0]):
+        tot = 0.0
+        for b in range(data.shape[0]):
+            z = (q[a] - data[b]) / bw
+            tot += w[b] * np.prod(np.exp(-0.5 * z * z) / (math.sqrt(2 * math.pi) * bw))
+        out[a] = math.log(tot / n_c)
+    return out
+
+
+def test_normal_rule():
+    for m, n in [(1, 100), (2, 50), (5, 1000)]:
+        np.testing.assert_allclose(
+            K.normal_rule_bandwidth(m, n), (4 / ((m + 2) * n)) ** (1 / (m + 4)), rtol=1e-14
+        )
+
+
+def test_flexible_nb_matches_reference_and_integrates_to_one():
+    x, y = _data(0)
+    w = np.random.default_rng(1).uniform(0.5, 2, len(y))
+    q = np.random.default_rng(2).normal(size=(7, 2)) * 3
+    got = np.asarray(K.flexible_nb_log_contributions(q, x, y, 2, w))
+    for k in range(2):
+        for i in range(2):
+            ref = _ref_kde(q[:, [i]], x[y == k][:, [i]], w[y == k], 1)
+            np.testing.assert_allclose(got[:, i, k], ref, rtol=1e-10)
+    # each 1-D class-conditional density integrates to one (trapezoid on a wide fine grid)
+    grid = np.linspace(-15, 25, 8001)
+    dens = np.exp(
+        np.asarray(K.flexible_nb_log_contributions(np.stack([grid, grid], 1), x, y, 2, w))
+    )
+    for k in range(2):
+        for i in range(2):
+            assert abs(np.trapezoid(dens[:, i, k], grid) - 1.0) < 1e-3
+    # chunking does not change values
+    np.testing.assert_allclose(
+        K.flexible_nb_log_contributions(q, x, y, 2, w, chunk_size=3), got, rtol=1e-12
+    )
+    log_joint = np.asarray(K.flexible_nb_log_joint(q, x, y, 2, w))
+    prior = np.log(np.array([w[y == 0].sum(), w[y == 1].sum()]) / w.sum())
+    np.testing.assert_allclose(log_joint, prior[None, :] + got.sum(1), rtol=1e-12)
+
+
+def test_parzen_matches_reference_and_integrates_to_one():
+    x, y = _data(3, n=40)
+    q = np.random.default_rng(4).normal(size=(5, 2)) * 2
+    got = np.asarray(K.parzen_log_density(q, x, y, 2, chunk_size=2))
+    for k in range(2):
+        ref = _ref_kde(q, x[y == k], np.ones((y == k).sum()), 2)
+        np.testing.assert_allclose(got[:, k], ref, rtol=1e-10)
+    g0 = np.linspace(-12, 16, 401)
+    g1 = np.linspace(-16, 24, 401)
+    mesh = np.stack(np.meshgrid(g0, g1, indexing="ij"), -1).reshape(-1, 2)
+    dens = np.exp(np.asarray(K.parzen_log_density(mesh, x, y, 2, chunk_size=4096)))
+    for k in range(2):
+        d = dens[:, k].reshape(401, 401)
+        total = np.trapezoid(np.trapezoid(d, g1, axis=1), g0)
+        assert abs(total - 1.0) < 1e-3
+    log_joint = K.parzen_log_joint(q, x, y, 2)
+    prior = np.log(np.bincount(y) / len(y))
+    np.testing.assert_allclose(log_joint, prior[None, :] + got, rtol=1e-12)
+
+
+def test_weight_two_equals_duplicated_row():
+    x, y = _data(5, n=30)
+    q = x[:4] + 0.1
+    w = np.ones(30)
+    w[:5] = 2.0
+    xd = np.concatenate([x, x[:5]])
+    yd = np.concatenate([y, y[:5]])
+    np.testing.assert_allclose(
+        K.parzen_log_joint(q, x, y, 2, w), K.parzen_log_joint(q, xd, yd, 2), rtol=1e-12
+    )
+
+
+def test_flexible_tan_conditional_integrates_to_one():
+    x, y = _data(6, n=50, r=3)
+    parent = np.array([-1, 0, 1], np.int32)
+    grid = np.linspace(-30, 40, 7001)
+    for xk in (-1.0, 2.5):
+        q = np.zeros((grid.size, 3))
+        q[:, 0] = xk  # parent of X1
+        q[:, 1] = grid
+        q[:, 2] = 0.0
+        contrib = np.exp(np.asarray(K.flexible_tan_log_contributions(q, x, y, parent, 2)))
+        for k in range(2):
+            assert abs(np.trapezoid(contrib[:, 1, k], grid) - 1.0) < 1e-3
+    # roots use the 1-D flexible NB density; child terms match the KDE ratio reference
+    q = np.random.default_rng(7).normal(size=(6, 3))
+    got = np.asarray(K.flexible_tan_log_contributions(q, x, y, parent, 2, chunk_size=4))
+    nb = np.asarray(K.flexible_nb_log_contributions(q, x, y, 2))
+    np.testing.assert_allclose(got[:, 0], nb[:, 0], rtol=1e-12)
+    for k in range(2):
+        d = x[y == k]
+        wk = np.ones(len(d))
+        joint = _ref_kde(q[:, [1, 0]], d[:, [1, 0]], wk, 2)
+        # marginal of the 2-D KDE: 1-D KDE of X0 with the m = 2 bandwidth
+        n_c = len(d)
+        h2 = (4.0 / (4 * n_c)) ** (1 / 6)
+        bw = h2 * d[:, 0].std(ddof=1)
+        marg = np.log(
+            np.mean(np.exp(-0.5 * ((q[:, [0]] - d[None, :, 0]) / bw) ** 2), 1)
+            / (math.sqrt(2 * math.pi) * bw)
+        )
+        np.testing.assert_allclose(got[:, 1, k], joint - marg, rtol=1e-10)
+    lj = K.flexible_tan_log_joint(q, x, y, parent, 2)
+    prior = np.log(np.bincount(y) / len(y))
+    np.testing.assert_allclose(lj, prior[None, :] + got.sum(1), rtol=1e-12)
+
+
+def test_kde_log_density_generic():
+    rng = np.random.default_rng(8)
+    data = rng.normal(size=(25, 2))
+    q = rng.normal(size=(6, 2))
+    bw = np.array([0.4, 0.7])
+    got = np.asarray(K.kde_log_density(q, data, bw, chunk_size=4))
+    z = (q[:, None, :] - data[None, :, :]) / bw
+    ref = np.log(np.mean(np.prod(np.exp(-0.5 * z**2) / (np.sqrt(2 * np.pi) * bw), -1), 1))
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_kde_conditional_mutual_information():
+    rng = np.random.default_rng(9)
+    n = 120
+    y = rng.integers(0, 2, n).astype(np.int32)
+    x0 = rng.normal(size=n)
+    x = np.stack([x0, x0 + 0.3 * rng.normal(size=n), rng.normal(size=n)], 1)
+    cmi = np.asarray(K.kde_conditional_mutual_information(x, y, 2))
+    np.testing.assert_allclose(cmi, cmi.T, rtol=1e-12)
+    assert cmi[0, 1] > 5 * max(cmi[0, 2], cmi[1, 2])
+    # reference for one pair, loops
+    ref = 0.0
+    for k in range(2):
+        d = x[y == k][:, [0, 1]]
+        n_c = len(d)
+        bw = (4.0 / (4 * n_c)) ** (1 / 6) * d.std(0, ddof=1)
+        acc = 0.0
+        for a in range(n_c):
+            z = (d[a] - d) / bw
+            kern = np.exp(-0.5 * z**2) / (math.sqrt(2 * math.pi) * bw)
+            f2 = np.mean(kern[:, 0] * kern[:, 1])
+            acc += math.log(f2 / (np.mean(kern[:, 0]) * np.mean(kern[:, 1])))
+        ref += n_c / n * acc / n_c
+    np.testing.assert_allclose(cmi[0, 1], ref, rtol=1e-10)
+
+
+def test_jit_and_input_errors():
+    x, y = _data(10, n=20)
+    f = jax.jit(K.parzen_log_density, static_argnums=(3,))
+    np.testing.assert_allclose(f(x[:3], x, y, 2), K.parzen_log_density(x[:3], x, y, 2), rtol=1e-12)
+    with pytest.raises(ValueError, match="y must have shape"):
+        K.flexible_nb_log_contributions(x, x, y[:5], 2)

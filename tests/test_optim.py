@@ -1,0 +1,304 @@
+"""Tests for jaxnb.optim: projections, group prox, Dykstra, FISTA (float64, NumPy/SciPy refs)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+from jaxnb.optim import (
+    fista_init,
+    fista_step,
+    project_box,
+    project_cpt,
+    project_cpt_affine,
+    project_simplex,
+    prox_dykstra,
+    prox_gradient_residual,
+    prox_group_l2,
+    solve_fista,
+)
+
+scipy_optimize = pytest.importorskip("scipy.optimize")
+
+# Jitted entry points: op-by-op (eager) dispatch compiles every primitive separately, which is far
+# slower than one compilation per function on a small shared machine.
+_simplex = jax.jit(project_simplex, static_argnames="axis")
+_cpt = jax.jit(project_cpt, static_argnums=1)
+_prox = jax.jit(prox_group_l2, static_argnames="num_segments")
+
+
+def ref_simplex(v):
+    """Projection onto the simplex by bisection on tau in sum(max(v - tau, 0)) = 1 (NumPy)."""
+    v = np.asarray(v, float)
+    lo, hi = v.min() - 1.0, v.max()
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if np.maximum(v - mid, 0).sum() > 1:
+            lo = mid
+        else:
+            hi = mid
+    return np.maximum(v - 0.5 * (lo + hi), 0)
+
+
+def slsqp_simplex(v):
+    m = len(v)
+    res = scipy_optimize.minimize(
+        lambda x: 0.5 * np.sum((x - v) ** 2),
+        np.full(m, 1.0 / m),
+        jac=lambda x: x - v,
+        method="SLSQP",
+        bounds=[(0, None)] * m,
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1, "jac": lambda x: np.ones(m)}],
+        options={"ftol": 1e-15, "maxiter": 500},
+    )
+    return res.x
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("m", [1, 2, 5, 9])
+def test_project_simplex_matches_references(seed, m):
+    rng = np.random.default_rng(seed)
+    v = rng.normal(scale=2.0, size=m)
+    out = np.asarray(_simplex(jnp.asarray(v)))
+    np.testing.assert_allclose(out, ref_simplex(v), atol=1e-12)
+    np.testing.assert_allclose(out, slsqp_simplex(v), atol=1e-7)  # SLSQP's own accuracy
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_project_simplex_batched_properties(axis):
+    rng = np.random.default_rng(1)
+    v = jnp.asarray(rng.normal(scale=3.0, size=(4, 6, 3)))
+    out = _simplex(v, axis=axis)
+    assert out.shape == v.shape
+    np.testing.assert_allclose(np.sum(out, axis=axis), 1.0, atol=1e-12)
+    assert float(jnp.min(out)) >= 0.0
+    np.testing.assert_allclose(_simplex(out, axis=axis), out, atol=1e-14)  # idempotent
+    moved = np.moveaxis(np.asarray(v), axis, -1).reshape(-1, v.shape[axis])
+    ref = np.stack([ref_simplex(row) for row in moved])
+    got = np.moveaxis(np.asarray(out), axis, -1).reshape(-1, v.shape[axis])
+    np.testing.assert_allclose(got, ref, atol=1e-12)
+    # vmap equals a loop
+    vm = jax.jit(jax.vmap(lambda a: project_simplex(a, axis=0), in_axes=2, out_axes=2))(v)
+    np.testing.assert_allclose(
+        vm, jnp.stack([_simplex(v[..., k], axis=0) for k in range(3)], 2), atol=1e-15
+    )
+
+
+def test_project_simplex_fixed_points_and_grad():
+    p = jnp.array([0.2, 0.3, 0.5])
+    np.testing.assert_allclose(_simplex(p), p, atol=1e-15)
+    np.testing.assert_allclose(project_simplex(p + 1.0), _simplex(p + 1.0), atol=0)  # eager == jit
+    # differentiable a.e.; at an interior point the Jacobian is I - 11^T/m (the tangent projection)
+    jac = jax.jit(jax.jacobian(project_simplex))(p + 0.1)
+    np.testing.assert_allclose(jac, np.eye(3) - 1.0 / 3, atol=1e-12)
+    check_grads(
+        jax.jit(lambda v: jnp.sum(project_simplex(v) ** 2 * jnp.arange(1.0, 4.0))),
+        (jnp.array([0.3, 0.5, 0.4]),),
+        order=1,
+    )
+
+
+@pytest.mark.parametrize("n_states", [(3,), (1, 3, 2, 5), (4, 4), (2, 7, 1)])
+def test_project_cpt_matches_blockwise(n_states):
+    rng = np.random.default_rng(sum(n_states))
+    K, c = sum(n_states), 3
+    cpt = rng.normal(size=(K, c))
+    out = np.asarray(_cpt(jnp.asarray(cpt), n_states))
+    off = 0
+    for m in n_states:
+        for j in range(c):
+            np.testing.assert_allclose(
+                out[off : off + m, j], ref_simplex(cpt[off : off + m, j]), atol=1e-12
+            )
+        off += m
+    np.testing.assert_allclose(_cpt(jnp.asarray(out), n_states), out, atol=1e-14)
+    # 1-D input (one column) works too
+    np.testing.assert_allclose(_cpt(jnp.asarray(cpt[:, 0]), n_states), out[:, 0], atol=1e-15)
+
+
+def test_project_cpt_affine_and_box():
+    n_states = (2, 3)
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(5, 2)))
+    a = jax.jit(project_cpt_affine, static_argnums=1)(x, n_states)
+    np.testing.assert_allclose(jnp.sum(a[:2], 0), 1.0, atol=1e-14)
+    np.testing.assert_allclose(jnp.sum(a[2:], 0), 1.0, atol=1e-14)
+    # orthogonal projection: the correction is constant within each block
+    d = np.asarray(x - a)
+    np.testing.assert_allclose(d[0], d[1], atol=1e-15)
+    np.testing.assert_allclose(d[2], d[4], atol=1e-15)
+    v = jnp.array([[-1.0, 0.5, 3.0]])
+    np.testing.assert_allclose(project_box(v, 0.0, 1.0), [[0.0, 0.5, 1.0]])
+    np.testing.assert_allclose(project_box(v, jnp.array([0.0, 0.6, 0.0])), [[0.0, 0.6, 3.0]])
+    np.testing.assert_allclose(project_box(v, upper=2.0), [[-1.0, 0.5, 2.0]])
+    with pytest.raises(ValueError, match="sum\\(n_states\\)"):
+        project_cpt(jnp.zeros((4, 2)), (2, 3))
+
+
+def test_prox_group_l2_exact_zero_identity_and_formula():
+    rng = np.random.default_rng(3)
+    x = jnp.asarray(rng.normal(size=(5, 4)))
+    c = jnp.asarray(rng.normal(size=(5, 4)))
+    norms = np.linalg.norm(np.asarray(x - c), axis=1)
+    thr = jnp.asarray(np.where(np.arange(5) % 2 == 0, norms * 1.5, norms * 0.5))
+    out = np.asarray(_prox(x, c, thr))
+    for g in range(5):
+        if g % 2 == 0:  # norm <= threshold: exactly the centre, bit for bit
+            assert np.array_equal(out[g], np.asarray(c)[g])
+        else:
+            d = np.asarray(x - c)[g]
+            np.testing.assert_allclose(out[g], np.asarray(c)[g] + 0.5 * d, rtol=1e-13)
+    # boundary: norm == threshold is removed
+    assert np.array_equal(np.asarray(_prox(x, c, jnp.asarray(norms)))[1], np.asarray(c)[1])
+    # zero threshold is the identity
+    np.testing.assert_allclose(_prox(x, c, jnp.zeros(5)), x, atol=1e-15)
+    # infinite threshold forces the centre
+    assert np.array_equal(np.asarray(_prox(x, c, jnp.full(5, jnp.inf))), np.asarray(c))
+
+
+def test_prox_group_l2_segments_equal_leading_axis_and_scipy():
+    rng = np.random.default_rng(4)
+    n_states = (2, 3, 1)
+    x = rng.normal(size=(6, 2))
+    c = rng.normal(size=(6, 2))
+    seg = jnp.asarray(np.repeat(np.arange(3), n_states))
+    thr = jnp.array([0.3, 5.0, 0.1])
+    out = np.asarray(_prox(jnp.asarray(x), jnp.asarray(c), thr, segment_ids=seg, num_segments=3))
+    off = 0
+    for i, m in enumerate(n_states):
+        blk = slice(off, off + m)
+        ref = _prox(
+            jnp.asarray(x[blk].reshape(1, -1)), jnp.asarray(c[blk].reshape(1, -1)), thr[i : i + 1]
+        )
+        np.testing.assert_allclose(out[blk].reshape(1, -1), ref, atol=1e-15)
+        off += m
+    # scipy reference of prox for group 0: argmin 0.5||z-x||^2 + t ||z-c||
+    blk = slice(0, 2)
+    obj = lambda z: (
+        0.5 * np.sum((z - x[blk].ravel()) ** 2) + 0.3 * np.linalg.norm(z - c[blk].ravel())
+    )
+    res = scipy_optimize.minimize(
+        obj,
+        x[blk].ravel(),
+        method="Nelder-Mead",
+        options={"xatol": 1e-12, "fatol": 1e-15, "maxiter": 20000},
+    )
+    np.testing.assert_allclose(out[blk].ravel(), res.x, atol=1e-6)
+    with pytest.raises(ValueError, match="num_segments"):
+        prox_group_l2(jnp.asarray(x), jnp.asarray(c), 0.1, segment_ids=seg)
+
+
+def test_prox_group_l2_transforms():
+    rng = np.random.default_rng(5)
+    x = jnp.asarray(rng.normal(size=(3, 4)))
+    c = jnp.zeros((3, 4))
+    thr = jnp.array([0.1, 10.0, 0.5])
+    f = lambda a, t: prox_group_l2(a, c, t)
+    np.testing.assert_allclose(jax.jit(f)(x, thr), f(x, thr), atol=0)
+    ts = jnp.array([0.0, 0.2, 1.0])
+    vm = jax.vmap(f, in_axes=(None, 0))(x, ts)
+    np.testing.assert_allclose(vm, jnp.stack([f(x, t) for t in ts]), atol=0)
+    check_grads(jax.jit(lambda a: jnp.sum(f(a, thr) ** 2)), (x,), order=1)
+
+
+def _prox_simplex_group_scipy(z, center, t):
+    """argmin 0.5||x - z||^2 + t ||x - center||  s.t. x on the simplex (SLSQP, smoothed norm)."""
+    m = len(z)
+    obj = lambda x: 0.5 * np.sum((x - z) ** 2) + t * np.sqrt(np.sum((x - center) ** 2) + 1e-20)
+    res = scipy_optimize.minimize(
+        obj,
+        np.full(m, 1.0 / m),
+        method="SLSQP",
+        bounds=[(0, 1)] * m,
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1}],
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
+    return res.x, obj
+
+
+@pytest.mark.parametrize("t", [0.05, 0.4, 3.0])
+def test_prox_dykstra_group_plus_simplex(t):
+    z = np.array([0.9, -0.4, 0.5, 0.2])  # forces an active non-negativity constraint
+    center = np.array([0.1, 0.4, 0.3, 0.2])
+    x, y, info = jax.jit(
+        lambda z, t: prox_dykstra(
+            z,
+            lambda a: prox_group_l2(a[None], jnp.asarray(center)[None], t)[0],
+            project_simplex,
+            max_steps=2000,
+            tol=1e-14,
+        )
+    )(jnp.asarray(z), t)
+    x = np.asarray(x)
+    assert bool(info.converged)
+    np.testing.assert_allclose(x.sum(), 1.0, atol=1e-12)
+    assert x.min() >= 0
+    ref, obj = _prox_simplex_group_scipy(z, center, t)
+    assert obj(x) <= obj(ref) + 1e-9
+    np.testing.assert_allclose(x, ref, atol=2e-5)
+    # composing the two maps once is not the prox of the sum (why Dykstra is needed)
+    once = np.asarray(
+        _simplex(_prox(jnp.asarray(z)[None], jnp.asarray(center)[None], jnp.asarray([t]))[0])
+    )
+    if t == 0.4:
+        assert obj(once) > obj(x) + 1e-6
+
+
+def test_solve_fista_nnls_matches_scipy():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(30, 8))
+    b = rng.normal(size=30)
+    f = lambda x: 0.5 * jnp.sum((jnp.asarray(A) @ x - jnp.asarray(b)) ** 2)
+    prox = lambda z, s: jnp.maximum(z, 0.0)
+    x, info = jax.jit(
+        lambda x0: solve_fista(f, prox, x0, tol=1e-10, max_steps=5000, recompute_residual=True)
+    )(jnp.zeros(8))
+    ref, _ = scipy_optimize.nnls(A, b)
+    assert bool(info.converged) and float(info.residual) <= 1e-10
+    np.testing.assert_allclose(x, ref, atol=1e-8)
+    np.testing.assert_allclose(info.objective, 0.5 * np.sum((A @ ref - b) ** 2), rtol=1e-12)
+    # the reported residual is the prox-gradient residual at x
+    np.testing.assert_allclose(
+        prox_gradient_residual(x, f, prox, info.step_size), info.residual, rtol=1e-10
+    )
+
+
+def test_solve_fista_simplex_ls_pytree_vmap_and_domain_guard():
+    """Pytree params, a log-barrier-like smooth part (open domain) and vmap over data."""
+    rng = np.random.default_rng(1)
+    counts = jnp.asarray(rng.integers(0, 5, size=(3, 4)).astype(float)) + 0.5
+
+    def make(counts, lam):
+        # minimize -sum counts log p_j + lam/2 ||m - 1||^2 over p on the simplex (per row) and m
+        f = lambda P: -jnp.sum(counts * jnp.log(P["p"])) + 0.5 * lam * jnp.sum((P["m"] - 1.0) ** 2)
+        prox = lambda Z, s: {"p": project_simplex(Z["p"], axis=1), "m": Z["m"]}
+        return f, prox
+
+    def fit(counts, lam):
+        f, prox = make(counts, lam)
+        init = {"p": jnp.full((3, 4), 0.25), "m": jnp.zeros(2)}
+        return solve_fista(f, prox, init, tol=1e-10, max_steps=5000, step_growth=1.5)
+
+    batch = jnp.stack([counts, counts[::-1]])
+    Pb, infob = jax.jit(jax.vmap(fit, in_axes=(0, None)))(batch, 2.0)
+    assert bool(jnp.all(infob.converged))
+    for k in range(2):
+        np.testing.assert_allclose(Pb["p"][k], batch[k] / batch[k].sum(1, keepdims=True), atol=1e-9)
+        np.testing.assert_allclose(Pb["m"][k], 1.0, atol=1e-9)
+
+
+def test_fista_init_step_decrease():
+    A = jnp.asarray(np.random.default_rng(2).normal(size=(10, 4)))
+    f = lambda x: 0.5 * jnp.sum((A @ x - 1.0) ** 2) + 0.1 * jnp.sum(jnp.abs(x))
+    smooth = lambda x: 0.5 * jnp.sum((A @ x - 1.0) ** 2)
+    prox = lambda z, s: jnp.sign(z) * jnp.maximum(jnp.abs(z) - 0.1 * s, 0.0)
+    state = fista_init(jnp.zeros(4), step_size=1.0)
+    values = [float(f(state.params))]
+    step = jax.jit(lambda st: fista_step(st, smooth, prox))
+    for _ in range(30):
+        state = step(state)
+        values.append(float(f(state.params)))
+    assert int(state.num_steps) == 30
+    assert values[-1] < values[0] - 1e-3
+    assert float(state.step_size) <= 1.0

@@ -1,0 +1,1 @@
+"""Online summaries for data streams (see `jaxnb.stream.summaries`)."""

@@ -1,0 +1,845 @@
+r"""Per-class online summaries of predictors at memory bounded independently of the stream length.
+
+The first level of the two-level conditional density estimators of Salperwyck, Lemaire & Hue,
+*Incremental weighted naive Bayes classifiers for data stream* (Stream paper, §3): every summary
+keeps one fixed-shape record per predictor, all predictors are updated together by one jit-compiled
+function, and the arrays never grow with the number of examples seen.
+
+* `GaussianSummary`: per class count, mean and M2 (Stream §3.3), merged with Chan et al.'s formula.
+* `GKClass`: Greenwald–Khanna (2001) epsilon-approximate quantile summary whose tuples also carry
+  per-class counts (Stream §3.2), in a fixed-capacity array.
+* `CPiD`: the first layer of Gama & Pinto's (2006) PiD kept at a constant number of intervals by
+  merging the two adjacent intervals with the lowest total count after every split (Stream §3.1).
+* `CategoricalCounts`: exact per-class counts of discrete predictors (the flattened `(K, c)` layout
+  of docs/CONVENTIONS.md).
+
+Every numeric summary offers `bins()` -> (cut points, per-class counts per bin), the input of a
+second level such as MODL (`jaxnb.discretize.modl_cuts_from_counts`), and `log_prob(values)` ->
+`L[r, i, j]`, shape `(n, p, c)`, the naive Bayes log-contribution of docs/CONVENTIONS.md (NaN, i.e.
+a missing value, contributes 0). Bins are right-closed: bin b is `(cuts[b-1], cuts[b]]`, the code
+of x is the number of cut points strictly below x (`jaxnb.discretize.apply_cuts` uses the same
+rule).
+
+Summaries are immutable `eqx.Module`s; `update` returns a new summary. The public methods validate
+their input eagerly in NumPy (`check_input=True`); the jitted cores (`update_gaussian`,
+`update_gkclass`, `update_cpid`, ...) skip that for speed. Counts of the quantile summaries are
+int32, so a summary holds at most 2**31 - 1 examples.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+__all__ = [
+    "CPiD",
+    "CategoricalCounts",
+    "GKClass",
+    "GaussianSummary",
+    "gk_capacity_for_epsilon",
+    "merge_gaussian",
+    "update_cpid",
+    "update_gaussian",
+    "update_gkclass",
+]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+# --------------------------------------------------------------------------------------------------
+# Eager validation (NumPy, before any jit).
+# --------------------------------------------------------------------------------------------------
+def _check_batch(values, y, n_predictors, n_classes, weight=None, *, name="values"):
+    values = np.asarray(values)
+    if values.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n, p); got shape {values.shape}")
+    if values.shape[1] != n_predictors:
+        raise ValueError(
+            f"{name} must have {n_predictors} columns (one per predictor); got {values.shape[1]}"
+        )
+    if not np.issubdtype(values.dtype, np.floating):
+        values = values.astype(np.float64)
+    if np.isinf(values).any():
+        raise ValueError(f"{name} must be finite (NaN marks a missing value); got +/-inf")
+    y = np.asarray(y)
+    if y.shape != (values.shape[0],):
+        raise ValueError(f"y must have shape ({values.shape[0]},); got {y.shape}")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise ValueError(f"y must hold integer class codes; got dtype {y.dtype}")
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError(f"y codes must lie in [0, {n_classes}); got range [{y.min()}, {y.max()}]")
+    if weight is not None:
+        weight = np.asarray(weight, dtype=np.float64)
+        if weight.shape != y.shape:
+            raise ValueError(f"weight must have shape {y.shape}; got {weight.shape}")
+        if not np.isfinite(weight).all() or (weight < 0).any():
+            raise ValueError("weight must be finite and >= 0")
+    return values, y.astype(np.int32), weight
+
+
+def _check_positive_int(name, value, minimum=1):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={value!r}")
+
+
+def _check_query(values, n_predictors):
+    values = np.asarray(values)
+    if values.ndim != 2 or values.shape[1] != n_predictors:
+        raise ValueError(f"values must have shape (n, {n_predictors}); got {values.shape}")
+    return values
+
+
+# --------------------------------------------------------------------------------------------------
+# Gaussian summary (Stream §3.3).
+# --------------------------------------------------------------------------------------------------
+class GaussianSummary(eqx.Module):
+    r"""Per-class weighted count, mean and M2 of every numeric predictor.
+
+    Attributes:
+      count: `(c, p)` weighted count per class (missing values are not counted).
+      mean: `(c, p)` per-class weighted mean.
+      m2: `(c, p)` per-class weighted sum of squared deviations from the class mean.
+
+    The batch update computes the batch's own count/mean/M2 by two passes over the batch and merges
+    it into the running summary with Chan, Golub & LeVeque's (1979) pairwise formula
+    (`merge_gaussian`); with batches of one row this is exactly Welford's (1962) update. Memory is
+    3·c·p numbers whatever the stream length.
+    """
+
+    count: jax.Array
+    mean: jax.Array
+    m2: jax.Array
+
+    @classmethod
+    def init(cls, n_classes: int, n_predictors: int, dtype=None) -> GaussianSummary:
+        """Empty summary for `n_classes` classes and `n_predictors` numeric predictors."""
+        _check_positive_int("n_classes", n_classes, 2)
+        _check_positive_int("n_predictors", n_predictors)
+        dtype = dtype or jnp.zeros(()).dtype
+        z = jnp.zeros((n_classes, n_predictors), dtype)
+        return cls(z, z, z)
+
+    @property
+    def n_classes(self) -> int:
+        return self.count.shape[0]
+
+    @property
+    def n_predictors(self) -> int:
+        return self.count.shape[1]
+
+    @property
+    def variance(self) -> jax.Array:
+        """`(c, p)` per-class MLE variance M2 / count (0 where the count is 0)."""
+        return jnp.where(self.count > 0, self.m2 / jnp.where(self.count > 0, self.count, 1), 0.0)
+
+    def update(self, values, y, weight=None, *, check_input: bool = True) -> GaussianSummary:
+        """Adds a batch `values` `(n, p)` with class codes `y` `(n,)` and optional weights."""
+        if check_input:
+            values, y, weight = _check_batch(values, y, self.n_predictors, self.n_classes, weight)
+        if weight is None:
+            weight = jnp.ones(np.shape(y), self.mean.dtype)
+        return update_gaussian(self, jnp.asarray(values, self.mean.dtype), jnp.asarray(y), weight)
+
+    def merge(self, other: GaussianSummary) -> GaussianSummary:
+        """Summary of the union of both streams (Chan et al.)."""
+        if not isinstance(other, GaussianSummary) or other.count.shape != self.count.shape:
+            raise ValueError("other must be a GaussianSummary of the same shape")
+        return merge_gaussian(self, other)
+
+    def log_prob(self, values, *, var_floor: float = 1e-9, check_input: bool = True) -> jax.Array:
+        r"""`(n, p, c)` Gaussian log density log N(x_i; mean_ij, max(var_ij, var_floor)).
+
+        Missing (NaN) values contribute 0. `var_floor` keeps a class with one value (variance 0)
+        finite; a class never seen has mean 0 and variance `var_floor`.
+        """
+        if check_input:
+            values = _check_query(values, self.n_predictors)
+            if not var_floor > 0:
+                raise ValueError(f"var_floor must be > 0; got {var_floor=}")
+        return _log_prob_gaussian(self, jnp.asarray(values, self.mean.dtype), var_floor)
+
+    def bins(self, n_bins: int = 100) -> tuple[jax.Array, jax.Array]:
+        r"""Expected per-class counts on an equal-width grid.
+
+        The Gaussian summary has no bins of its own; this discretizes the fitted per-class
+        normals: `n_bins - 1` equal-width cut points spanning
+        [min_j(mean_j - 4 sd_j), max_j(mean_j + 4 sd_j)] and expected counts
+        count_j · (Phi(upper) - Phi(lower)) per bin (open outer bins), so that a
+        second level (MODL) can run on it as on the other summaries. Counts are not integers.
+
+        Returns:
+          cuts `(p, n_bins - 1)` and counts `(p, n_bins, c)`.
+        """
+        _check_positive_int("n_bins", n_bins, 2)
+        return _bins_gaussian(self, n_bins)
+
+
+@jax.jit
+def merge_gaussian(a: GaussianSummary, b: GaussianSummary) -> GaussianSummary:
+    r"""Chan et al. (1979) merge: n = n_a + n_b, d = mean_b - mean_a,
+    mean = mean_a + d n_b / n, M2 = M2_a + M2_b + d² n_a n_b / n (entries with n = 0 stay 0)."""
+    n = a.count + b.count
+    safe_n = jnp.where(n > 0, n, 1)
+    delta = b.mean - a.mean
+    mean = jnp.where(n > 0, a.mean + delta * (b.count / safe_n), 0.0)
+    m2 = a.m2 + b.m2 + delta * delta * (a.count * b.count / safe_n)
+    return GaussianSummary(n, mean, jnp.where(n > 0, m2, 0.0))
+
+
+@jax.jit
+def update_gaussian(state: GaussianSummary, values, y, weight) -> GaussianSummary:
+    """Jitted core of `GaussianSummary.update` (no validation): two-pass batch stats, then merge."""
+    c = state.count.shape[0]
+    present = ~jnp.isnan(values)
+    x = jnp.where(present, values, 0.0)
+    w = jax.nn.one_hot(y, c, dtype=values.dtype) * weight[:, None]  # (n, c)
+    wp = present.astype(values.dtype)
+    count = w.T @ wp  # (c, p)
+    safe = jnp.where(count > 0, count, 1)
+    mean = (w.T @ x) / safe
+    # second pass: deviations from each row's own class mean (gathered, no (n, c, p) tensor)
+    dev = jnp.where(present, x - mean[y], 0.0)
+    m2 = w.T @ (dev * dev)
+    batch = GaussianSummary(count, jnp.where(count > 0, mean, 0.0), m2)
+    return merge_gaussian(state, batch)
+
+
+@partial(jax.jit, static_argnums=2)
+def _log_prob_gaussian(state: GaussianSummary, values, var_floor):
+    var = jnp.maximum(state.variance, var_floor)  # (c, p)
+    x = values[:, :, None]
+    mu = state.mean.T[None]
+    v = var.T[None]
+    out = -0.5 * (_LOG_2PI + jnp.log(v) + (x - mu) ** 2 / v)
+    return jnp.where(jnp.isnan(x), 0.0, out)
+
+
+@partial(jax.jit, static_argnums=1)
+def _bins_gaussian(state: GaussianSummary, n_bins):
+    sd = jnp.sqrt(state.variance)
+    seen = state.count > 0
+    lo = jnp.min(jnp.where(seen, state.mean - 4 * sd, jnp.inf), axis=0)
+    hi = jnp.max(jnp.where(seen, state.mean + 4 * sd, -jnp.inf), axis=0)
+    lo = jnp.where(jnp.isfinite(lo), lo, 0.0)
+    hi = jnp.where(jnp.isfinite(hi), jnp.maximum(hi, lo), 1.0)
+    frac = jnp.arange(1, n_bins, dtype=state.mean.dtype) / n_bins
+    cuts = lo[:, None] + (hi - lo)[:, None] * frac[None, :]  # (p, n_bins - 1)
+    z = (cuts[:, :, None] - state.mean.T[:, None, :]) / jnp.where(sd > 0, sd, 1.0).T[:, None, :]
+    cdf = jax.scipy.stats.norm.cdf(z)
+    # a zero-variance class is a point mass at its mean
+    point = (cuts[:, :, None] >= state.mean.T[:, None, :]).astype(cdf.dtype)
+    cdf = jnp.where((sd > 0).T[:, None, :], cdf, point)
+    ones = jnp.ones_like(cdf[:, :1])
+    cdf = jnp.concatenate([jnp.zeros_like(ones), cdf, ones], axis=1)  # (p, n_bins + 1, c)
+    counts = jnp.diff(cdf, axis=1) * state.count.T[:, None, :]
+    return cuts, counts
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers shared by the binned summaries.
+# --------------------------------------------------------------------------------------------------
+def _bin_log_prob(cuts, counts, n_bins, values, smoothing):
+    r"""log P(x in bin b | class j) = log (N_bj + a) - log (N_j + a B), B = non-empty-slot bins."""
+    code = jnp.sum(cuts[None, :, :] < values[:, :, None], axis=-1)  # (n, p)
+    counts = counts.astype(values.dtype)
+    class_total = counts.sum(axis=1)  # (p, c)
+    denom = class_total + smoothing * n_bins[:, None].astype(values.dtype)
+    picked = jnp.take_along_axis(counts[None], code[:, :, None, None], axis=2)[:, :, 0, :]
+    out = jnp.log(picked + smoothing) - jnp.log(denom)[None]
+    return jnp.where(jnp.isnan(values)[:, :, None], 0.0, out)
+
+
+def _pad_rows(values, y, chunk):
+    """Pads a batch to a multiple of `chunk` rows with NaN (missing, hence ignored) rows."""
+    n = values.shape[0]
+    pad = (-n) % chunk
+    if pad:
+        values = jnp.concatenate([values, jnp.full((pad, values.shape[1]), jnp.nan, values.dtype)])
+        y = jnp.concatenate([y, jnp.zeros((pad,), y.dtype)])
+    steps = values.shape[0] // chunk
+    return values.reshape(steps, chunk, -1), y.reshape(steps, chunk)
+
+
+# --------------------------------------------------------------------------------------------------
+# GKClass (Stream §3.2; Greenwald & Khanna 2001).
+# --------------------------------------------------------------------------------------------------
+def gk_capacity_for_epsilon(epsilon: float, n_max: int, chunk_size: int = 1) -> int:
+    r"""Capacity that guarantees `epsilon` for streams up to `n_max` examples.
+
+    GK's worst case (Greenwald & Khanna 2001, Theorem 2) is (11 / (2 eps)) log(2 eps n) tuples
+    after a COMPRESS with bands; we compress without bands (see `GKClass`) and count the chunk of
+    new tuples waiting for the next compress, so this is an indicative, not a proven, size. In
+    practice GK keeps far fewer tuples (about 1/eps to 2/eps on sorted or random orders; see the
+    tests), and when the
+    capacity is too small the summary stays correct: it raises its merge threshold and reports the
+    larger guaranteed error through `rank_error_bound()`.
+    """
+    return int(math.ceil(11.0 / (2.0 * epsilon) * max(1.0, math.log(2.0 * epsilon * n_max)))) + 1
+
+
+class GKClass(eqx.Module):
+    r"""Greenwald–Khanna quantile summary with per-class counts, one per predictor, fixed capacity.
+
+    Each tuple (Stream §3.2) is <v, g, Delta, (g_j)_j>: `v` a value seen,
+    `g` = rmin(v) - rmin(v_prev),
+    `Delta` = rmax(v) - rmin(v), `g_j` the number of the g covered examples that belong to class j.
+    With rmin_i = sum_{k<=i} g_k and rmax_i = rmin_i + Delta_i, the true rank of v_i lies in
+    [rmin_i, rmax_i] (ties broken by arrival order). Consequently (GK 2001, Prop. 1) every rank r is
+    answered by a stored value whose rank is within
+
+        e = max_i (g_i + Delta_i) / 2        (`rank_error_bound()`)
+
+    of r. GK keep g_i + Delta_i <= floor(2 eps n), so e <= eps n.
+
+    Insertion (`update`): rows are processed in order by `lax.scan` over chunks of `chunk_size`
+    rows. A chunk is merged into the sorted tuple array; a new value gets g = 1 and the tight
+    Delta = g_s + Delta_s - 1 of its successor tuple s (0 for a new minimum or maximum), which is
+    the exact rmax - rmin after insertion and never exceeds GK's floor(2 eps n) - 1. Then COMPRESS
+    (right to left, a `lax.scan` vectorized over predictors) merges tuple i into its right
+    neighbour when
+    g_i + g_{i+1} + Delta_{i+1} <= floor(2 eps n), adding the class counts. `chunk_size=1` is GK's
+    insert-then-compress; a larger chunk is GK with compress run every `chunk_size` inserts (the
+    invariant and hence the guarantee are unchanged; only the transient array is larger).
+
+    Departures from GK 2001, all documented here: (i) COMPRESS has no bands (the bands serve only
+    the worst-case space proof; correctness only needs the merge condition); (ii) the array has a
+    fixed `capacity`: if a compress leaves more tuples than that, the threshold is raised by 25 %
+    until they fit — the summary stays correct, its guarantee `rank_error_bound()` becomes larger
+    than eps n and `overflowed()` is True. `epsilon=None` means "capacity mode" (the paper's 100
+    tuples, Stream §3): eps = 1.25 / capacity is tried first and raised as needed. See
+    `gk_capacity_for_epsilon`.
+
+    Per-class counts: the examples counted in tuple i are all <= v_i and at most Delta_i examples
+    <= v_i are counted in later tuples, so cumulated class counts are within Delta_i of the exact
+    per-class counts; class totals are exact.
+
+    Attributes:
+      values: `(p, capacity)` sorted tuple values, +inf in empty slots.
+      g: `(p, capacity)` int32; 0 marks an empty slot.
+      delta: `(p, capacity)` int32.
+      class_counts: `(p, capacity, c)` int32.
+      threshold: `(p,)` int32, the merge threshold used by the last compress.
+      epsilon: static target error (None: capacity mode).
+      chunk_size: static number of rows inserted between two compressions.
+    """
+
+    values: jax.Array
+    g: jax.Array
+    delta: jax.Array
+    class_counts: jax.Array
+    threshold: jax.Array
+    epsilon: float | None = eqx.field(static=True, default=None)
+    chunk_size: int = eqx.field(static=True, default=64)
+
+    @classmethod
+    def init(
+        cls,
+        n_classes: int,
+        n_predictors: int,
+        *,
+        capacity: int = 100,
+        epsilon: float | None = None,
+        chunk_size: int = 64,
+        dtype=None,
+    ) -> GKClass:
+        """Empty summary; `capacity` tuples per predictor (Stream §3 uses 100)."""
+        _check_positive_int("n_classes", n_classes, 2)
+        _check_positive_int("n_predictors", n_predictors)
+        _check_positive_int("capacity", capacity, 3)
+        _check_positive_int("chunk_size", chunk_size)
+        if epsilon is not None and not 0.0 < epsilon < 1.0:
+            raise ValueError(f"epsilon must lie in (0, 1) or be None; got {epsilon=}")
+        dtype = dtype or jnp.zeros(()).dtype
+        p, k = n_predictors, capacity
+        zi = jnp.zeros((p, k), jnp.int32)
+        return cls(
+            values=jnp.full((p, k), jnp.inf, dtype),
+            g=zi,
+            delta=zi,
+            class_counts=jnp.zeros((p, k, n_classes), jnp.int32),
+            threshold=jnp.zeros((p,), jnp.int32),
+            epsilon=None if epsilon is None else float(epsilon),
+            chunk_size=int(chunk_size),
+        )
+
+    @property
+    def capacity(self) -> int:
+        return self.values.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return self.class_counts.shape[2]
+
+    @property
+    def n_predictors(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def count(self) -> jax.Array:
+        """`(p,)` number of (non-missing) examples summarized."""
+        return self.g.sum(axis=1)
+
+    @property
+    def n_tuples(self) -> jax.Array:
+        """`(p,)` number of tuples in use."""
+        return (self.g > 0).sum(axis=1)
+
+    def update(self, values, y, *, check_input: bool = True) -> GKClass:
+        """Inserts the rows of `values` `(n, p)` (class codes `y`) in order; NaN is skipped."""
+        if check_input:
+            values, y, _ = _check_batch(values, y, self.n_predictors, self.n_classes)
+        return update_gkclass(self, jnp.asarray(values, self.values.dtype), jnp.asarray(y))
+
+    def rank_error_bound(self) -> jax.Array:
+        r"""`(p,)` guaranteed absolute rank error e = max_i (g_i + Delta_i) / 2 of `quantile`."""
+        return jnp.max(jnp.where(self.g > 0, self.g + self.delta, 0), axis=1) / 2.0
+
+    def epsilon_achieved(self) -> jax.Array:
+        """`(p,)` guaranteed relative rank error e / n (0 for an empty summary)."""
+        n = self.count
+        return self.rank_error_bound() / jnp.maximum(n, 1)
+
+    def overflowed(self) -> jax.Array:
+        """`(p,)` True where the capacity forced a threshold above floor(2 eps n)."""
+        eps = _gk_epsilon(self.epsilon, self.capacity)
+        base = jnp.floor(2.0 * eps * self.count).astype(jnp.int32)
+        return self.threshold > jnp.maximum(base, 1)
+
+    def quantile(self, q) -> jax.Array:
+        r"""`(p, len(q))` values whose rank is within `rank_error_bound()` of r = max(1, ceil(q n)).
+
+        Picks the tuple minimizing max(r - rmin_i, rmax_i - r) (GK 2001, §2.1 query)."""
+        q = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if q.ndim != 1 or (q < 0).any() or (q > 1).any():
+            raise ValueError(f"q must be quantile levels in [0, 1]; got {q}")
+        return _gk_quantile(self, jnp.asarray(q, self.values.dtype))
+
+    def bins(self) -> tuple[jax.Array, jax.Array]:
+        r"""(cuts `(p, capacity - 1)`, counts `(p, capacity, c)`): bin b = (v_{b-1}, v_b].
+
+        The cut points are the tuple values but the last. Tuples holding the same value (ties)
+        give empty bins (v, v]: their counts are moved to the first bin of the run, where a value
+        equal to v falls. Empty slots give +inf cuts and zero counts; both kinds of empty bin are
+        dropped by `jaxnb.discretize.modl_cuts_from_counts`."""
+        return self.values[:, :-1], _gk_bin_counts(self.values, self.class_counts)
+
+    def log_prob(self, values, *, smoothing: float = 1.0, check_input: bool = True) -> jax.Array:
+        r"""`(n, p, c)` log P(x in its bin | class j) = log (N_bj + a) - log (N_j + a B).
+
+        Laplace smoothing `a = smoothing` (Lidstone for a != 1) over the B non-empty bins (distinct
+        tuple values); a value above the largest tuple falls in the last bin; NaN contributes 0."""
+        if check_input:
+            values = _check_query(values, self.n_predictors)
+            if not smoothing > 0:
+                raise ValueError(f"smoothing must be > 0; got {smoothing=}")
+        cuts, counts = self.bins()
+        n_bins = (counts.sum(axis=2) > 0).sum(axis=1)
+        return _bin_log_prob(
+            cuts, counts, n_bins, jnp.asarray(values, self.values.dtype), smoothing
+        )
+
+
+def _gk_epsilon(epsilon, capacity):
+    # capacity mode: GK settles near 0.8 / eps tuples on random and sorted orders (measured), so
+    # eps = 1.25 / capacity fills about 2/3 of the array and leaves room for the early stream,
+    # where floor(2 eps n) is tiny and fewer merges are allowed
+    return epsilon if epsilon is not None else 1.25 / capacity
+
+
+@jax.jit
+def _gk_bin_counts(values, class_counts):
+    first = jnp.sum(values[:, None, :] < values[:, :, None], axis=2)  # first tuple of each run
+    rows = jnp.arange(values.shape[0])[:, None]
+    return jnp.zeros_like(class_counts).at[rows, first].add(class_counts)
+
+
+def _gk_compress_keep(g, delta, valid, threshold):
+    """Right-to-left GK COMPRESS (no bands). Returns keep flags `(p, m)`."""
+    m = g.shape[1]
+    is_first = (jnp.arange(m) == 0)[:, None] & jnp.ones_like(valid.T)
+
+    def step(carry, xs):
+        acc_g, acc_d, has_acc = carry
+        gi, di, vi, fi = xs
+        merge = has_acc & vi & ~fi & (gi + acc_g + acc_d <= threshold)
+        keep = vi & ~merge
+        acc_g = jnp.where(keep, gi, jnp.where(merge, acc_g + gi, acc_g))
+        acc_d = jnp.where(keep, di, acc_d)
+        return (acc_g, acc_d, has_acc | vi), keep
+
+    p = g.shape[0]
+    zero = jnp.zeros((p,), g.dtype)
+    init = (zero, zero, jnp.zeros((p,), bool))
+    _, keep = lax.scan(step, init, (g.T, delta.T, valid.T, is_first), reverse=True, unroll=16)
+    return keep.T
+
+
+def _gk_insert_chunk(state: GKClass, xs, ys):
+    """Merges one chunk (`xs` `(b, p)`, `ys` `(b,)`) into the summary and compresses."""
+    p, cap = state.g.shape
+    c = state.class_counts.shape[2]
+    new_valid = ~jnp.isnan(xs).T  # (p, b)
+    b = new_valid.shape[1]
+    new_v = jnp.where(new_valid, xs.T, jnp.inf)
+    new_g = new_valid.astype(jnp.int32)
+    new_cc = jax.nn.one_hot(ys, c, dtype=jnp.int32)[None] * new_g[:, :, None]
+
+    all_v = jnp.concatenate([state.values, new_v], axis=1)  # (p, m); old first: ties -> old first
+    all_g = jnp.concatenate([state.g, new_g], axis=1)
+    all_d = jnp.concatenate([state.delta, jnp.zeros((p, b), jnp.int32)], axis=1)
+    all_cc = jnp.concatenate([state.class_counts, new_cc], axis=1)
+    is_old = jnp.concatenate([state.g > 0, jnp.zeros((p, b), bool)], axis=1)
+    # XLA's CPU sort is the most expensive step (~0.4 us per element); see the module notes
+    order = jnp.argsort(all_v, axis=1, stable=True)
+    take = lambda a: jnp.take_along_axis(a, order, axis=1)
+    v, g, d, old = take(all_v), take(all_g), take(all_d), take(is_old)
+    cc = jnp.take_along_axis(all_cc, order[:, :, None], axis=1)
+    m = v.shape[1]
+    valid = g > 0
+
+    # successor old tuple of every position (m = none): Delta_new = g_s + Delta_s - 1, or 0
+    idx = jnp.broadcast_to(jnp.arange(m), (p, m))
+    succ = lax.cummin(jnp.where(old, idx, m), axis=1, reverse=True)
+    has_succ = succ < m
+    succ = jnp.minimum(succ, m - 1)
+    gd_succ = jnp.take_along_axis(g + d, succ, axis=1)
+    d = jnp.where(old, d, jnp.where(valid & has_succ, gd_succ - 1, 0))
+
+    n = g.sum(axis=1)
+    eps = _gk_epsilon(state.epsilon, cap)
+    # every compress restarts from GK's floor(2 eps n): keeping a raised threshold would ratchet
+    # (new tuples inherit Delta from their successors, so the next compress overflows again)
+    base = jnp.maximum(jnp.floor(2.0 * eps * n), 1).astype(jnp.int32)
+
+    def too_many(carry):
+        _, keep = carry
+        return jnp.any(keep.sum(axis=1) > cap)
+
+    def raise_threshold(carry):
+        thr, keep = carry
+        over = keep.sum(axis=1) > cap
+        thr = jnp.where(over, thr + thr // 4 + 1, thr)
+        return thr, _gk_compress_keep(g, d, valid, thr)
+
+    thr, keep = lax.while_loop(
+        too_many, raise_threshold, (base, _gk_compress_keep(g, d, valid, base))
+    )
+
+    # compaction: kept tuple k absorbs the g and class counts of the dropped tuples before it;
+    # a scatter to cumsum(keep) - 1 (dropped tuples go out of bounds) is cheaper than a sort
+    rows = jnp.arange(p)[:, None]
+    dest = jnp.where(keep, jnp.cumsum(keep, axis=1) - 1, cap)
+    put = lambda fill, a: (
+        jnp.full((p, cap) + a.shape[2:], fill, a.dtype).at[rows, dest].set(a, mode="drop")
+    )
+    kept = put(False, keep)
+    cum_g = put(0, jnp.cumsum(g, axis=1))
+    cum_cc = put(0, jnp.cumsum(cc, axis=1))
+    g_out = jnp.where(kept, jnp.diff(cum_g, axis=1, prepend=0), 0)
+    cc_out = jnp.where(
+        kept[:, :, None], jnp.diff(cum_cc, axis=1, prepend=jnp.zeros((p, 1, c), cc.dtype)), 0
+    )
+    v_out = put(jnp.inf, v)
+    d_out = put(0, d)
+    return GKClass(v_out, g_out, d_out, cc_out, thr, state.epsilon, state.chunk_size)
+
+
+@jax.jit
+def update_gkclass(state: GKClass, values, y) -> GKClass:
+    """Jitted core of `GKClass.update`: `lax.scan` over chunks of rows, in order."""
+    xs, ys = _pad_rows(values, y, state.chunk_size)
+    state, _ = lax.scan(lambda s, a: (_gk_insert_chunk(s, *a), None), state, (xs, ys))
+    return state
+
+
+@jax.jit
+def _gk_quantile(state: GKClass, q):
+    n = state.count
+    valid = state.g > 0
+    rmin = jnp.cumsum(state.g, axis=1)
+    rmax = rmin + state.delta
+    r = jnp.maximum(jnp.ceil(q[None, :] * n[:, None]), 1)  # (p, s)
+    score = jnp.maximum(r[:, :, None] - rmin[:, None, :], rmax[:, None, :] - r[:, :, None])
+    score = jnp.where(valid[:, None, :], score, jnp.inf)
+    best = jnp.argmin(score, axis=2)
+    return jnp.take_along_axis(state.values, best, axis=1)
+
+
+# --------------------------------------------------------------------------------------------------
+# cPiD (Stream §3.1; Gama & Pinto 2006, PiD layer 1).
+# --------------------------------------------------------------------------------------------------
+class CPiD(eqx.Module):
+    r"""PiD's first layer at constant memory: `n_intervals` intervals with per-class counts.
+
+    PiD layer 1 (Gama & Pinto 2006, §2.1, "Update-Layer1"): start from equal-width intervals, count
+    each value in its interval, and split an interval in two (half the counts each) when its count
+    exceeds `split_fraction` · n; splitting an inner interval inserts its midpoint. cPiD
+    (Stream §3.1) then merges the two adjacent intervals with the lowest total count, so the
+    number of intervals stays
+    `n_intervals`. Totals per class are exact; where an interval's counts are split, each class
+    count c goes floor(c/2) left and the rest right (integer counts, so totals stay exact).
+
+    Choices (documented departures): (i) the initial breaks are equal width over the first chunk's
+    range (PiD takes a user guess), and an outer (open) interval is split halfway between its
+    inner break and the most extreme value seen (`low` / `high`), where PiD adds a break one fixed
+    step further out — on sorted streams PiD's step crawls, bisection reaches the range in
+    O(log) splits; (ii) an interval holding fewer than 2 examples is never split;
+    (iii) the two halves just created are not merged back together; (iv) rows are counted by
+    chunks of `chunk_size` (`lax.scan` over chunks, in order) and the splits (at most one per row,
+    as in PiD) are made after each chunk — `chunk_size=1` is PiD's row-by-row order.
+
+    Attributes:
+      breaks: `(p, n_intervals - 1)` sorted inner break points; interval b is
+        (breaks[b-1], breaks[b]].
+      counts: `(p, n_intervals, c)` int32 per-class counts.
+      low, high: `(p,)` smallest and largest value seen.
+      split_fraction: static; default 2 / n_intervals (twice the equal-frequency share).
+      chunk_size: static.
+    """
+
+    breaks: jax.Array
+    counts: jax.Array
+    low: jax.Array
+    high: jax.Array
+    split_fraction: float = eqx.field(static=True, default=0.02)
+    chunk_size: int = eqx.field(static=True, default=64)
+
+    @classmethod
+    def init(
+        cls,
+        n_classes: int,
+        n_predictors: int,
+        *,
+        n_intervals: int = 100,
+        split_fraction: float | None = None,
+        chunk_size: int = 64,
+        dtype=None,
+    ) -> CPiD:
+        """Empty summary; the breaks are set from the first chunk of data."""
+        _check_positive_int("n_classes", n_classes, 2)
+        _check_positive_int("n_predictors", n_predictors)
+        _check_positive_int("n_intervals", n_intervals, 3)
+        _check_positive_int("chunk_size", chunk_size)
+        if split_fraction is None:
+            split_fraction = 2.0 / n_intervals
+        if not 0.0 < split_fraction <= 1.0:
+            raise ValueError(f"split_fraction must lie in (0, 1]; got {split_fraction=}")
+        dtype = dtype or jnp.zeros(()).dtype
+        return cls(
+            breaks=jnp.zeros((n_predictors, n_intervals - 1), dtype),
+            counts=jnp.zeros((n_predictors, n_intervals, n_classes), jnp.int32),
+            low=jnp.full((n_predictors,), jnp.inf, dtype),
+            high=jnp.full((n_predictors,), -jnp.inf, dtype),
+            split_fraction=float(split_fraction),
+            chunk_size=int(chunk_size),
+        )
+
+    @property
+    def n_intervals(self) -> int:
+        return self.counts.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return self.counts.shape[2]
+
+    @property
+    def n_predictors(self) -> int:
+        return self.counts.shape[0]
+
+    @property
+    def count(self) -> jax.Array:
+        """`(p,)` number of (non-missing) examples summarized."""
+        return self.counts.sum(axis=(1, 2))
+
+    def update(self, values, y, *, check_input: bool = True) -> CPiD:
+        """Counts the rows of `values` `(n, p)` (class codes `y`) in order; NaN is skipped."""
+        if check_input:
+            values, y, _ = _check_batch(values, y, self.n_predictors, self.n_classes)
+        return update_cpid(self, jnp.asarray(values, self.breaks.dtype), jnp.asarray(y))
+
+    def bins(self) -> tuple[jax.Array, jax.Array]:
+        """(cuts `(p, n_intervals - 1)`, counts `(p, n_intervals, c)`)."""
+        return self.breaks, self.counts
+
+    def log_prob(self, values, *, smoothing: float = 1.0, check_input: bool = True) -> jax.Array:
+        r"""`(n, p, c)` log P(x in its interval | class j) = log (N_bj + a) - log (N_j + a B).
+
+        Laplace smoothing `a = smoothing` over the B = n_intervals intervals; NaN contributes 0."""
+        if check_input:
+            values = _check_query(values, self.n_predictors)
+            if not smoothing > 0:
+                raise ValueError(f"smoothing must be > 0; got {smoothing=}")
+        nb = jnp.full((self.n_predictors,), self.n_intervals)
+        return _bin_log_prob(
+            self.breaks, self.counts, nb, jnp.asarray(values, self.breaks.dtype), smoothing
+        )
+
+
+def _insert_at(a, k, val):
+    """Row-wise insert `val[r]` at position `k[r]` of `a[r]` (length grows by one)."""
+    p, m = a.shape[:2]
+    i = jnp.arange(m + 1)[None, :]
+    k = k[:, None]
+    src = jnp.clip(jnp.where(i <= k, i, i - 1), 0, m - 1)
+    out = jnp.take_along_axis(a, src.reshape((p, m + 1) + (1,) * (a.ndim - 2)), axis=1)
+    hit = (i == k).reshape((p, m + 1) + (1,) * (a.ndim - 2))
+    return jnp.where(hit, val[:, None], out)
+
+
+def _remove_at(a, j):
+    """Row-wise removal of position `j[r]` of `a[r]` (length shrinks by one)."""
+    p, m = a.shape[:2]
+    i = jnp.arange(m - 1)[None, :]
+    src = jnp.where(i < j[:, None], i, i + 1)
+    return jnp.take_along_axis(a, src.reshape((p, m - 1) + (1,) * (a.ndim - 2)), axis=1)
+
+
+def _cpid_split_merge(breaks, counts, low, high, do):
+    """One PiD split of the fullest interval, then cPiD's merge of the lowest adjacent pair."""
+    p, m, _ = counts.shape
+    rows = jnp.arange(p)
+    total = counts.sum(axis=2)
+    k = jnp.argmax(total, axis=1)
+    # new break position
+    # outer intervals are bisected towards the extreme value seen (PiD extends by a fixed step)
+    lower = jnp.where(
+        k == 0, jnp.minimum(low, breaks[:, 0]), breaks[rows, jnp.clip(k - 1, 0, m - 2)]
+    )
+    upper = jnp.where(
+        k == m - 1, jnp.maximum(high, breaks[:, -1]), breaks[rows, jnp.clip(k, 0, m - 2)]
+    )
+    new_break = (lower + upper) / 2
+    # breaks: interval k = (breaks[k-1], breaks[k]] becomes (.., new] and (new, ..]
+    breaks2 = _insert_at(breaks, jnp.where(k == m - 1, m - 1, k), new_break)
+    ck = counts[rows, k]  # (p, c)
+    left = ck // 2
+    counts2 = _insert_at(counts.at[rows, k].set(ck - left), k, left)  # (p, m + 1, c)
+    # merge the adjacent pair (j, j + 1) with the lowest total, not the pair just split
+    t2 = counts2.sum(axis=2)
+    pair = t2[:, :-1] + t2[:, 1:]  # (p, m)
+    pair = jnp.where(jnp.arange(m)[None, :] == k[:, None], jnp.iinfo(pair.dtype).max, pair)
+    j = jnp.argmin(pair, axis=1)
+    merged = counts2[rows, j] + counts2[rows, j + 1]
+    counts3 = _remove_at(counts2.at[rows, j + 1].set(merged), j)
+    breaks3 = _remove_at(breaks2, j)
+    do = do[:, None]
+    return jnp.where(do, breaks3, breaks), jnp.where(do[:, :, None], counts3, counts)
+
+
+def _cpid_chunk(state: CPiD, xs, ys):
+    p, m, c = state.counts.shape
+    present = ~jnp.isnan(xs)  # (b, p)
+    b = xs.shape[0]
+    # lazy initialisation from the first chunk with data: equal width over its range
+    fresh = state.counts.sum(axis=(1, 2)) == 0
+    lo = jnp.min(jnp.where(present, xs, jnp.inf), axis=0)
+    hi = jnp.max(jnp.where(present, xs, -jnp.inf), axis=0)
+    has = jnp.isfinite(lo)
+    lo = jnp.where(has, lo, 0.0)
+    hi = jnp.where(has, hi, 1.0)
+    width = jnp.where(hi > lo, hi - lo, 1.0)
+    frac = jnp.arange(1, m, dtype=xs.dtype) / m
+    init_breaks = lo[:, None] + width[:, None] * frac[None, :]
+    breaks = jnp.where((fresh & has)[:, None], init_breaks, state.breaks)
+    low = jnp.minimum(state.low, jnp.where(has, lo, jnp.inf))
+    high = jnp.maximum(state.high, jnp.where(has, hi, -jnp.inf))
+    # count the chunk
+    code = jnp.sum(breaks[None, :, :] < xs[:, :, None], axis=-1)  # (b, p)
+    counts = state.counts.at[jnp.arange(p)[None, :], code, ys[:, None]].add(
+        present.astype(jnp.int32)
+    )
+    n = counts.sum(axis=(1, 2))
+    limit = jnp.maximum(jnp.floor(state.split_fraction * n), 1).astype(jnp.int32)
+
+    def need(counts):
+        return counts.sum(axis=2).max(axis=1) > limit
+
+    def cond(carry):
+        it, _, counts = carry
+        return (it < b) & jnp.any(need(counts))
+
+    def body(carry):
+        it, breaks, counts = carry
+        breaks, counts = _cpid_split_merge(breaks, counts, low, high, need(counts))
+        return it + 1, breaks, counts
+
+    _, breaks, counts = lax.while_loop(cond, body, (0, breaks, counts))
+    return CPiD(breaks, counts, low, high, state.split_fraction, state.chunk_size)
+
+
+@jax.jit
+def update_cpid(state: CPiD, values, y) -> CPiD:
+    """Jitted core of `CPiD.update`: `lax.scan` over chunks of rows, in order."""
+    xs, ys = _pad_rows(values, y, state.chunk_size)
+    state, _ = lax.scan(lambda s, a: (_cpid_chunk(s, *a), None), state, (xs, ys))
+    return state
+
+
+# --------------------------------------------------------------------------------------------------
+# Categorical predictors: exact per-class counts.
+# --------------------------------------------------------------------------------------------------
+class CategoricalCounts(eqx.Module):
+    r"""Exact weighted per-class counts of discrete predictors, flattened as `(K, c)`.
+
+    Rows `offsets[i] : offsets[i] + n_states[i]` belong to predictor i (docs/CONVENTIONS.md); code
+    -1 (missing) is not counted. Memory K·c, independent of the stream length.
+    """
+
+    counts: jax.Array
+    n_states: tuple[int, ...] = eqx.field(static=True)
+
+    @classmethod
+    def init(cls, n_classes: int, n_states, dtype=None) -> CategoricalCounts:
+        _check_positive_int("n_classes", n_classes, 2)
+        n_states = tuple(int(k) for k in n_states)
+        if not n_states or min(n_states) < 1:
+            raise ValueError(f"n_states must be a non-empty sequence of ints >= 1; got {n_states}")
+        dtype = dtype or jnp.zeros(()).dtype
+        return cls(jnp.zeros((sum(n_states), n_classes), dtype), n_states)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.n_states)[:-1]]).astype(np.int32)
+
+    def update(self, codes, y, weight=None, *, check_input: bool = True) -> CategoricalCounts:
+        """Adds `codes` `(n, q)` int in [-1, n_states[i]) with class codes `y`."""
+        c = self.counts.shape[1]
+        if check_input:
+            codes, y, weight = _check_batch(codes, y, len(self.n_states), c, weight, name="codes")
+            codes = codes.astype(np.int64) if np.issubdtype(codes.dtype, np.floating) else codes
+            bad = (codes < -1) | (codes >= np.asarray(self.n_states)[None, :])
+            if bad.any():
+                raise ValueError(f"codes must lie in [-1, n_states[i]); n_states={self.n_states}")
+        if weight is None:
+            weight = jnp.ones(np.shape(y), self.counts.dtype)
+        counts = _update_categorical(
+            self.counts,
+            jnp.asarray(codes, jnp.int32),
+            jnp.asarray(y),
+            jnp.asarray(weight, self.counts.dtype),
+            jnp.asarray(self.offsets),
+        )
+        return CategoricalCounts(counts, self.n_states)
+
+    def log_prob(self, codes, *, smoothing: float = 1.0) -> jax.Array:
+        r"""`(n, q, c)` log (N_ijk + a) - log (N_j(i) + a M_i); code -1 contributes 0."""
+        codes = jnp.asarray(codes, jnp.int32)
+        k = jnp.asarray(np.repeat(np.arange(len(self.n_states)), self.n_states))
+        m = jnp.asarray(self.n_states, self.counts.dtype)
+        tot = jax.ops.segment_sum(self.counts, k, num_segments=len(self.n_states))  # (q, c)
+        rows = jnp.asarray(self.offsets)[None, :] + jnp.maximum(codes, 0)
+        out = jnp.log(self.counts[rows] + smoothing) - jnp.log(tot + smoothing * m[:, None])[None]
+        return jnp.where((codes < 0)[:, :, None], 0.0, out)
+
+
+@jax.jit
+def _update_categorical(counts, codes, y, weight, offsets):
+    w = jnp.where(codes >= 0, weight[:, None], 0.0).astype(counts.dtype)
+    rows = offsets[None, :] + jnp.maximum(codes, 0)
+    return counts.at[rows, y[:, None]].add(w)

@@ -1,0 +1,154 @@
+"""Tests for jaxnb.discretize: MODL against brute force, Fayyad–Irani textbook cases, helpers."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from jaxnb.discretize import (
+    Discretizer,
+    apply_cuts,
+    equal_frequency_cuts,
+    equal_width_cuts,
+    fayyad_irani_cuts,
+    fayyad_irani_cuts_from_counts,
+    modl_cost,
+    modl_cuts,
+    modl_cuts_from_counts,
+)
+
+
+def _brute_force_modl(counts):
+    """Least MODL cost over all 2^(m-1) partitions of the elementary bins (float64 reference)."""
+    m = counts.shape[0]
+    best = np.inf
+    for mask in itertools.product([False, True], repeat=m - 1):
+        ends = [i + 1 for i, cut in enumerate(mask) if cut] + [m]
+        starts = [0] + ends[:-1]
+        intervals = np.array([counts[s:e].sum(axis=0) for s, e in zip(starts, ends, strict=True)])
+        best = min(best, modl_cost(intervals))
+    return best
+
+
+def _manual_cost(interval_counts):
+    """MODL criterion written with explicit factorials (Boullé 2006a), integer counts only."""
+    from math import comb, factorial, log, prod
+
+    counts = np.asarray(interval_counts, dtype=np.int64)
+    n, (n_int, n_cls) = counts.sum(), counts.shape
+    cost = log(n) + log(comb(n + n_int - 1, n_int - 1))
+    for row in counts:
+        ni = int(row.sum())
+        cost += log(comb(ni + n_cls - 1, n_cls - 1))
+        cost += log(factorial(ni) / prod(factorial(int(v)) for v in row))
+    return cost
+
+
+def test_modl_cost_matches_factorial_formula():
+    counts = np.array([[3, 0, 1], [0, 4, 2], [5, 1, 0]])
+    assert modl_cost(counts) == pytest.approx(_manual_cost(counts), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_modl_dp_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 11))  # <= 10 distinct values
+    n_classes = int(rng.integers(2, 4))
+    n = int(rng.integers(m, 60))
+    values = rng.integers(0, m, n).astype(float)
+    # class depends on the value in some seeds, pure noise in others
+    signal = rng.integers(0, n_classes, m) if seed % 2 else rng.integers(0, n_classes, n)
+    y = np.where(rng.random(n) < 0.8, signal[values.astype(int)] if seed % 2 else signal, 0)
+    y = y.astype(np.int64)
+    cuts, cost = modl_cuts(values, y, return_cost=True)
+    distinct = np.unique(values)
+    counts = np.zeros((distinct.size, y.max() + 1))
+    np.add.at(counts, (np.searchsorted(distinct, values), y), 1.0)
+    assert cost == pytest.approx(_brute_force_modl(counts), rel=1e-12, abs=1e-12)
+    # the returned cuts realise the returned cost
+    codes = apply_cuts(values, cuts)
+    intervals = np.zeros((cuts.size + 1, y.max() + 1))
+    np.add.at(intervals, (codes, y), 1.0)
+    assert modl_cost(intervals) == pytest.approx(cost, rel=1e-12)
+
+
+def test_modl_weighted_counts_equal_duplicated_rows():
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 8, 40).astype(float)
+    y = (values > 3).astype(np.int64) ^ (rng.random(40) < 0.1)
+    w = rng.integers(1, 4, 40).astype(float)
+    cuts_w, cost_w = modl_cuts(values, y, sample_weight=w, return_cost=True)
+    rep = w.astype(int)
+    cuts_r, cost_r = modl_cuts(np.repeat(values, rep), np.repeat(y, rep), return_cost=True)
+    np.testing.assert_allclose(cuts_w, cuts_r)
+    assert cost_w == pytest.approx(cost_r, rel=1e-12)
+
+
+def test_modl_finds_clear_boundary_and_none_in_noise():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 400)
+    cuts = modl_cuts(x, (x > 0.5).astype(np.int64))
+    assert cuts.size == 1 and abs(cuts[0] - 0.5) < 0.01
+    assert modl_cuts(x, rng.integers(0, 2, 400)).size == 0
+
+
+def test_modl_from_counts_drops_empty_padding_bins():
+    edges = np.array([1.0, 2.0, 3.0, np.inf, np.inf])
+    counts = np.array([[10, 0], [9, 1], [0, 10], [1, 9], [0, 0], [0, 0]], dtype=float)
+    cuts = modl_cuts_from_counts(edges, counts)
+    np.testing.assert_array_equal(cuts, [2.0])
+    batched = modl_cuts_from_counts(np.stack([edges, edges]), np.stack([counts, counts]))
+    assert len(batched) == 2 and np.array_equal(batched[1], [2.0])
+
+
+def test_fayyad_irani_textbook_split_and_noise():
+    rng = np.random.default_rng(1)
+    x = np.arange(100, dtype=float)
+    y = (x >= 60).astype(np.int64)
+    np.testing.assert_allclose(fayyad_irani_cuts(x, y), [59.5])
+    # three pure blocks -> two cuts
+    y3 = np.digitize(x, [30, 70]).astype(np.int64)
+    np.testing.assert_allclose(fayyad_irani_cuts(x, y3), [29.5, 69.5])
+    assert fayyad_irani_cuts(rng.normal(size=300), rng.integers(0, 2, 300)).size == 0
+
+
+def test_fayyad_irani_mdl_rule_by_hand():
+    # S = 4 x class 0 then 4 x class 1: Ent(S) = 1 bit, both halves pure, gain = 1 bit;
+    # k = 2, k1 = k2 = 1: Delta = log2(7) - 2, threshold = (log2(7) + log2(7) - 2) / 8 = 0.45 < 1
+    counts = np.array([[4, 0], [0, 4]], dtype=float)
+    assert fayyad_irani_cuts_from_counts([0.5], counts).tolist() == [0.5]
+    # a 3:1 vs 1:3 mix: gain = 0.19 bit < threshold (log2(7) + log2(7) - 2 + 4 * 0.81) / 8 = 0.86
+    counts = np.array([[3, 1], [1, 3]], dtype=float)
+    assert fayyad_irani_cuts_from_counts([0.5], counts).size == 0
+
+
+def test_unsupervised_cuts_and_apply_cuts():
+    x = np.arange(1.0, 11.0)
+    np.testing.assert_allclose(equal_width_cuts(x, 3), [4.0, 7.0])
+    np.testing.assert_allclose(equal_frequency_cuts(x, 5), [2.0, 4.0, 6.0, 8.0])
+    codes = apply_cuts(x, equal_frequency_cuts(x, 5))
+    np.testing.assert_array_equal(np.bincount(codes), [2, 2, 2, 2, 2])
+    np.testing.assert_array_equal(apply_cuts([1.0, 1.5, np.nan, 9.0], [1.0, 2.0]), [0, 1, -1, 2])
+    assert equal_width_cuts(np.ones(5), 4).size == 0
+
+
+def test_discretizer_per_column_and_validation():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(300, 3))
+    y = (X[:, 0] > 0.3).astype(np.int64)
+    d = Discretizer("modl").fit(X, y)
+    codes = d.transform(X)
+    assert codes.dtype == np.int32 and codes.shape == (300, 3)
+    assert d.n_bins_[0] == 2 and d.n_bins_[1] == 1 and (codes < d.n_bins_[None, :]).all()
+    ew = Discretizer("equal_width", n_bins=4).fit_transform(X)
+    assert ew.max() == 3
+    with pytest.raises(ValueError, match="method"):
+        Discretizer("kmeans").fit(X, y)
+    with pytest.raises(ValueError, match="y is required"):
+        Discretizer("fayyad_irani").fit(X)
+    with pytest.raises(ValueError, match="n_bins"):
+        Discretizer("equal_frequency", n_bins=0).fit(X)
+    with pytest.raises(ValueError, match="values must be finite"):
+        modl_cuts(np.array([1.0, np.inf]), np.array([0, 1]))
+    with pytest.raises(ValueError, match="sample_weight"):
+        modl_cuts(np.ones(3), np.zeros(3, np.int64), sample_weight=-np.ones(3))

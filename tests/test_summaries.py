@@ -1,0 +1,248 @@
+"""Tests for jaxnb.stream.summaries: Gaussian, GKClass, cPiD, categorical counts."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxnb.discretize import apply_cuts, modl_cuts_from_counts
+from jaxnb.stream.summaries import (
+    CategoricalCounts,
+    CPiD,
+    GaussianSummary,
+    GKClass,
+    update_cpid,
+    update_gkclass,
+)
+
+
+def _stream(order, n, p, seed=0, n_classes=2):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    x = rng.normal(size=(n, p)) + y[:, None]
+    x[:, -1] = np.round(x[:, -1], 1)  # last predictor has many ties
+    if order == "sorted":
+        x = np.sort(x, axis=0)
+    elif order == "reversed":
+        x = np.sort(x, axis=0)[::-1].copy()
+    return x, y
+
+
+def _nbytes(module):
+    return [leaf.nbytes for leaf in jax.tree_util.tree_leaves(module)]
+
+
+# ------------------------------------------------------------------------------ Gaussian
+def test_gaussian_batches_and_merge_equal_two_pass_float64():
+    rng = np.random.default_rng(0)
+    x = rng.normal(loc=1e3, scale=2.0, size=(500, 4))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    y = rng.integers(0, 3, 500)
+    w = rng.uniform(0.5, 2.0, 500)
+    a = GaussianSummary.init(3, 4)
+    for s in range(0, 300, 37):
+        a = a.update(x[s : min(s + 37, 300)], y[s : min(s + 37, 300)], w[s : min(s + 37, 300)])
+    b = GaussianSummary.init(3, 4).update(x[300:], y[300:], w[300:])
+    m = a.merge(b)
+    for j in range(3):
+        for i in range(4):
+            keep = (y == j) & ~np.isnan(x[:, i])
+            xv, wv = x[keep, i], w[keep]
+            mean = np.sum(wv * xv) / np.sum(wv)
+            m2 = np.sum(wv * (xv - mean) ** 2)
+            assert float(m.count[j, i]) == pytest.approx(np.sum(wv), rel=1e-12)
+            assert abs(float(m.mean[j, i]) - mean) <= 1e-10 * abs(mean)
+            assert abs(float(m.m2[j, i]) - m2) <= 1e-10 * m2
+
+
+def test_gaussian_log_prob_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    s = GaussianSummary.init(2, 2).update(x, y)
+    q = rng.normal(size=(5, 2))
+    lp = np.asarray(s.log_prob(q))
+    for j in range(2):
+        for i in range(2):
+            xv = x[y == j, i]
+            ref = stats.norm.logpdf(q[:, i], xv.mean(), xv.std())
+            np.testing.assert_allclose(lp[:, i, j], ref, rtol=1e-10)
+    cuts, counts = s.bins(20)
+    np.testing.assert_allclose(np.asarray(counts.sum(axis=1)), np.asarray(s.count.T), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------ GKClass
+@pytest.mark.parametrize("order", ["sorted", "reversed", "random"])
+@pytest.mark.parametrize("epsilon", [0.02, None])
+def test_gkclass_rank_error_within_bound(order, epsilon):
+    n, p = 6000, 3
+    x, y = _stream(order, n, p)
+    s = GKClass.init(2, p, capacity=100, epsilon=epsilon, chunk_size=32)
+    for start in range(0, n, 1500):
+        s = s.update(x[start : start + 1500], y[start : start + 1500])
+    bound = np.asarray(s.rank_error_bound())
+    # predictors 0, 1 are continuous; predictor 2 has heavy ties, which (in total-order GK) can
+    # overflow the capacity on sorted orders: its bound grows, but it must still hold
+    if epsilon is not None:
+        assert not np.asarray(s.overflowed())[:2].any()
+        assert (bound[:2] <= epsilon * n).all()  # GK guarantee g + Delta <= 2 eps n
+    qs = np.linspace(0.0, 1.0, 201)
+    got = np.asarray(s.quantile(qs))
+    for i in range(p):
+        xs = np.sort(x[:, i])
+        r = np.maximum(np.ceil(qs * n), 1)
+        lo = np.searchsorted(xs, got[i], "left") + 1  # rank range of the returned value
+        hi = np.searchsorted(xs, got[i], "right")
+        err = np.maximum(np.maximum(lo - r, r - hi), 0)
+        assert err.max() <= bound[i]
+        if i < 2:
+            assert bound[i] < 0.05 * n  # not a vacuous bound
+    # per-class counts: totals exact, cumulated counts within Delta_i of the exact ones
+    cc = np.asarray(s.class_counts)
+    np.testing.assert_array_equal(cc.sum(axis=1), np.tile(np.bincount(y, minlength=2), (p, 1)))
+    np.testing.assert_array_equal(cc.sum(axis=2), np.asarray(s.g))
+    for i in range(p):
+        used = np.asarray(s.g[i]) > 0
+        v, d = np.asarray(s.values[i])[used], np.asarray(s.delta[i])[used]
+        cum = np.cumsum(cc[i][used], axis=0)
+        le = np.stack([(x[y == j, i][None, :] <= v[:, None]).sum(1) for j in range(2)], 1)
+        lt = np.stack([(x[y == j, i][None, :] < v[:, None]).sum(1) for j in range(2)], 1)
+        # tuples <= i cover only values <= v_i; values < v_i left to later tuples are <= Delta_i
+        assert (cum <= le).all() and (lt - cum <= d[:, None]).all()
+
+
+def test_gkclass_chunk_one_is_classic_gk():
+    x, y = _stream("random", 400, 2, seed=5)
+    s = GKClass.init(2, 2, capacity=60, epsilon=0.05, chunk_size=1)
+    s = update_gkclass(s, jnp.asarray(x), jnp.asarray(y, jnp.int32))
+    # GK invariant g + Delta <= floor(2 eps n) after every insert-and-compress
+    assert (np.asarray(s.g + s.delta).max(axis=1) <= np.floor(2 * 0.05 * 400)).all()
+    assert not np.asarray(s.overflowed()).any()
+    assert (np.asarray(s.count) == 400).all()
+
+
+def test_gkclass_small_capacity_overflows_but_stays_correct():
+    x, y = _stream("random", 3000, 1, seed=2)
+    s = GKClass.init(2, 1, capacity=10, epsilon=0.001).update(x, y)
+    assert bool(s.overflowed()[0]) and int(s.n_tuples[0]) <= 10
+    bound = float(s.rank_error_bound()[0])
+    xs = np.sort(x[:, 0])
+    for q, v in zip(
+        np.linspace(0, 1, 11), np.asarray(s.quantile(np.linspace(0, 1, 11)))[0], strict=True
+    ):
+        r = max(np.ceil(q * 3000), 1)
+        lo, hi = np.searchsorted(xs, v, "left") + 1, np.searchsorted(xs, v, "right")
+        assert max(lo - r, r - hi, 0) <= bound
+
+
+def test_gkclass_bins_log_prob_and_modl_second_level():
+    x, y = _stream("random", 4000, 2, seed=3)
+    x[:, 1] = np.where(y == 1, x[:, 1] + 3, x[:, 1])  # strongly informative
+    x[::50, 0] = np.nan  # missing values are skipped
+    s = GKClass.init(2, 2).update(x, y)
+    assert int(s.count[0]) == 4000 - 80 and int(s.count[1]) == 4000
+    cuts, counts = s.bins()
+    lp = np.asarray(s.log_prob(np.array([[0.0, 0.0], [np.nan, 4.0]])))
+    code = apply_cuts(np.array([0.0]), np.asarray(cuts[0]))[0]
+    c = np.asarray(counts[0], dtype=float)
+    ref = np.log(c[code] + 1.0) - np.log(c.sum(0) + np.count_nonzero(c.sum(1)))
+    np.testing.assert_allclose(lp[0, 0], ref, rtol=1e-12)
+    np.testing.assert_array_equal(lp[1, 0], [0.0, 0.0])
+    assert lp[1, 1, 1] > lp[1, 1, 0]
+    # probabilities over the bins sum to one per class
+    mids = np.unique(np.asarray(s.values[1])[: int(s.n_tuples[1])])  # predictor 1 has ties
+    total = np.exp(np.asarray(s.log_prob(np.stack([mids, mids], 1)))[:, 1, :]).sum(0)
+    np.testing.assert_allclose(total, [1.0, 1.0], rtol=1e-12)
+    second = modl_cuts_from_counts(np.asarray(cuts), np.asarray(counts))
+    assert len(second) == 2 and second[1].size >= 1 and second[1].size < 20
+
+
+# ------------------------------------------------------------------------------ cPiD
+@pytest.mark.parametrize("order", ["sorted", "reversed", "random"])
+def test_cpid_constant_intervals_exact_totals(order):
+    x, y = _stream(order, 5000, 2, seed=4)
+    s = CPiD.init(2, 2, n_intervals=30, chunk_size=16)
+    shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(s)]
+    for start in range(0, 5000, 1000):
+        s = s.update(x[start : start + 1000], y[start : start + 1000])
+        assert [leaf.shape for leaf in jax.tree_util.tree_leaves(s)] == shapes
+    counts = np.asarray(s.counts)
+    np.testing.assert_array_equal(counts.sum(axis=1), np.tile(np.bincount(y), (2, 1)))
+    breaks = np.asarray(s.breaks)
+    assert (np.diff(breaks, axis=1) >= 0).all()
+    # intervals are reasonably balanced: none holds a large part of the data
+    assert counts.sum(axis=2).max() <= 0.2 * 5000
+    lp = np.asarray(s.log_prob(x[:5]))
+    assert lp.shape == (5, 2, 2) and np.isfinite(lp).all()
+
+
+def test_cpid_chunk_one_matches_jit_and_row_order():
+    x, y = _stream("random", 300, 2, seed=6)
+    s = CPiD.init(2, 2, n_intervals=10, chunk_size=1)
+    a = update_cpid(s, jnp.asarray(x), jnp.asarray(y, jnp.int32))
+    b = s
+    for start in range(0, 300, 100):
+        b = b.update(x[start : start + 100], y[start : start + 100])
+    np.testing.assert_array_equal(np.asarray(a.counts), np.asarray(b.counts))
+    np.testing.assert_allclose(np.asarray(a.breaks), np.asarray(b.breaks))
+
+
+# ------------------------------------------------------------------------------ memory
+def test_memory_constant_1e4_vs_1e6_examples():
+    p = 2
+    rng = np.random.default_rng(7)
+    big = jnp.asarray(rng.normal(size=(250_000, p)))
+    ybig = jnp.asarray(rng.integers(0, 2, 250_000), jnp.int32)
+    for make, upd in [
+        (lambda: GKClass.init(2, p, chunk_size=512), update_gkclass),
+        (lambda: CPiD.init(2, p, chunk_size=512), update_cpid),
+        (lambda: GaussianSummary.init(2, p), None),
+    ]:
+        small = make()
+        large = make()
+        if upd is None:
+            w = jnp.ones(250_000)
+            small = small.update(np.asarray(big[:10_000]), np.asarray(ybig[:10_000]))
+            for _ in range(4):
+                large = large.update(big, ybig, w, check_input=False)
+        else:
+            small = upd(small, big[:10_000], ybig[:10_000])
+            for _ in range(4):
+                large = upd(large, big, ybig)
+        assert _nbytes(small) == _nbytes(large)
+        if upd is not None:
+            total = large.count
+            np.testing.assert_array_equal(np.asarray(total), [1_000_000] * p)
+
+
+# ------------------------------------------------------------------------------ categorical
+def test_categorical_counts_exact_and_log_prob():
+    rng = np.random.default_rng(8)
+    codes = np.stack([rng.integers(-1, 3, 100), rng.integers(0, 2, 100)], 1)
+    y = rng.integers(0, 2, 100)
+    s = CategoricalCounts.init(2, (3, 2)).update(codes[:60], y[:60]).update(codes[60:], y[60:])
+    ref = np.zeros((5, 2))
+    for r in range(100):
+        if codes[r, 0] >= 0:
+            ref[codes[r, 0], y[r]] += 1
+        ref[3 + codes[r, 1], y[r]] += 1
+    np.testing.assert_array_equal(np.asarray(s.counts), ref)
+    lp = np.asarray(s.log_prob(np.array([[-1, 1]])))
+    assert lp[0, 0, 0] == 0.0
+    np.testing.assert_allclose(lp[0, 1], np.log((ref[4] + 1) / (ref[3:5].sum(0) + 2)))
+    with pytest.raises(ValueError, match="codes"):
+        s.update(np.array([[3, 0]]), np.array([0]))
+
+
+def test_validation_names_the_argument():
+    s = GKClass.init(2, 2)
+    with pytest.raises(ValueError, match="values must have 2 columns"):
+        s.update(np.zeros((3, 3)), np.zeros(3, np.int64))
+    with pytest.raises(ValueError, match="y codes"):
+        s.update(np.zeros((3, 2)), np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="epsilon"):
+        GKClass.init(2, 2, epsilon=1.5)
+    with pytest.raises(ValueError, match="split_fraction"):
+        CPiD.init(2, 2, split_fraction=0.0)
+    with pytest.raises(ValueError, match="values must be finite"):
+        GaussianSummary.init(2, 1).update(np.array([[np.inf]]), np.array([0]))

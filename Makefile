@@ -1,0 +1,47 @@
+# Quick start: `make demo` (main job on the embedded data) and `make test` (the whole suite).
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+
+.PHONY: demo test venv venv-test lint bench paper experiments-quick clean
+
+$(VENV)/.created:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or run make PYTHON=python3)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip >/dev/null
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.created pyproject.toml
+	$(PIP) install -e . 
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.created pyproject.toml
+	$(PIP) install -e ".[test,experiments,dev]"
+	touch $@ $(VENV)/.installed
+
+venv: $(VENV)/.installed
+venv-test: $(VENV)/.installed-test
+
+demo: $(VENV)/.installed
+	$(PY) -m jaxnb compare
+
+test: $(VENV)/.installed-test
+	XLA_FLAGS="--xla_force_host_platform_device_count=4 $${XLA_FLAGS:-}" $(PY) -m pytest -q tests
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check jaxnb tests experiments benchmarks
+	$(VENV)/bin/ruff format --check jaxnb tests experiments benchmarks
+
+bench: $(VENV)/.installed-test
+	$(PY) benchmarks/bench_nb.py
+
+experiments-quick: $(VENV)/.installed-test
+	$(PY) experiments/run_all.py --quick
+
+paper: $(VENV)/.installed-test
+	$(PY) experiments/run_all.py
+	$(PY) paper/build.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

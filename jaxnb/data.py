@@ -265,7 +265,7 @@ class FeatureEncoder:
                 unseen = out >= self.n_states_[t]
             if unseen.any():
                 if self.unseen == "error" or fit:
-                    ex = np.asarray(cols[j])[np.flatnonzero(unseen)[0]]
+                    ex = np.asarray(cols[j])[np.flatnonzero(unseen)[:1]].tolist()[0]
                     raise ValueError(f"column {j} has a category never seen in training ({ex!r}); "
                                      f"pass unseen='ignore' to drop that term (uniform likelihood),"
                                      f" or declare all states with n_states")

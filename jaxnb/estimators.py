@@ -147,7 +147,8 @@ class BaseNB:
 
     def predict(self, X):
         """Most probable class (ties: the first in ``classes_``)."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        scores = self.decision_function(X)  # checks fitted before classes_ is read
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def score(self, X, y, sample_weight=None):
         """Weighted accuracy."""
@@ -197,10 +198,11 @@ class NaiveBayes(BaseNB):
         self.block_size = block_size
 
     def _check_hyper(self):
-        if not np.isscalar(self.alpha) or not np.isfinite(self.alpha) or self.alpha < 0:
+        if (not np.isscalar(self.alpha) or isinstance(self.alpha, (str, bytes))
+                or not np.isfinite(self.alpha) or self.alpha < 0):
             raise ValueError(f"alpha must be a finite number >= 0; got alpha={self.alpha!r}")
-        if (not np.isscalar(self.var_smoothing) or not np.isfinite(self.var_smoothing)
-                or self.var_smoothing < 0):
+        if (not np.isscalar(self.var_smoothing) or isinstance(self.var_smoothing, (str, bytes))
+                or not np.isfinite(self.var_smoothing) or self.var_smoothing < 0):
             raise ValueError(f"var_smoothing must be a finite number >= 0; got "
                              f"var_smoothing={self.var_smoothing!r}")
         if self.block_size is not None and (not isinstance(self.block_size, int)

@@ -44,7 +44,7 @@ def _discrete_contributions(params: NBParams, codes):
         return jnp.zeros(codes.shape[:1] + (0, params.n_classes), params.cpt.dtype)
     off = jnp.asarray(state_offsets(params.n_states))
     miss = codes < 0
-    flat = jnp.where(miss, 0, codes) + off
+    flat = jnp.where(miss, 0, codes) + off[None, :]
     logc = jnp.log(params.cpt)[flat]
     return jnp.where(miss[..., None], 0.0, logc)
 
@@ -53,8 +53,8 @@ def _gaussian_contributions(params: NBParams, values):
     """(n, r, c) Gaussian log densities by one broadcast; NaN values give 0."""
     miss = ~jnp.isfinite(values)
     x = jnp.where(miss, 0.0, values)[:, None, :]  # (n, 1, r)
-    z = (x - params.mean) / params.std  # (n, c, r)
-    lp = -0.5 * (z * z) - jnp.log(params.std) - 0.5 * _LOG_2PI
+    z = (x - params.mean[None]) / params.std[None]  # (n, c, r)
+    lp = -0.5 * (z * z) - jnp.log(params.std)[None] - 0.5 * _LOG_2PI
     lp = jnp.swapaxes(lp, -1, -2)
     return jnp.where(miss[..., None], 0.0, lp)
 
@@ -75,7 +75,7 @@ def combine(L, weights=None, bias=None):
     """
     W = _weights_pc(weights, L.shape[1], L.shape[2], L.dtype)
     s = jnp.einsum("npc,pc->nc", L, W)
-    return s if bias is None else s + bias
+    return s if bias is None else s + jnp.broadcast_to(bias, s.shape)
 
 
 def _weights_pc(weights, p, c, dtype):
@@ -111,13 +111,13 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None):
     if params.mean.shape[-1]:
         Wc = W[q:].T  # (c, r)
         shift = params.mean.mean(0)
-        mu = params.mean - shift
+        mu = params.mean - shift[None, :]
         prec = 1.0 / (params.std * params.std)
         a = -0.5 * prec * Wc
         b = mu * prec * Wc
         k = (-0.5 * mu * mu * prec - jnp.log(params.std) - 0.5 * _LOG_2PI) * Wc
         obs = jnp.isfinite(values)
-        x = jnp.where(obs, values - shift, 0.0)
+        x = jnp.where(obs, values - shift[None, :], 0.0)
         out = out + (x * x) @ a.T + x @ b.T + obs.astype(x.dtype) @ k.T
     return out
 

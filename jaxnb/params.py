@@ -83,7 +83,7 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
     has = stats.weight > 0
     var = jnp.where(has, stats.m2 / jnp.where(has, stats.weight, 1.0), pvar)
     mean = jnp.where(has, stats.mean, pmean)
-    var = var + var_smoothing * pvar
+    var = var + var_smoothing * pvar[..., None, :]
     return NBParams(_log_prior(stats, priors), cpt, mean, jnp.sqrt(var), stats.n_states)
 
 
@@ -125,6 +125,6 @@ def interpolate(omega1: NBParams, omega0: NBParams, alpha) -> NBParams:
     """
     a_rows, a_cont = predictor_alpha_rows(alpha, omega1.n_states)
     cpt = a_rows[:, None] * omega1.cpt + (1 - a_rows[:, None]) * omega0.cpt
-    mean = a_cont * omega1.mean + (1 - a_cont) * omega0.mean
-    std = a_cont * omega1.std + (1 - a_cont) * omega0.std
+    mean = a_cont[..., None, :] * omega1.mean + (1 - a_cont[..., None, :]) * omega0.mean
+    std = a_cont[..., None, :] * omega1.std + (1 - a_cont[..., None, :]) * omega0.std
     return NBParams(omega1.log_prior, cpt, mean, std, omega1.n_states)

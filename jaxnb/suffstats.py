@@ -95,14 +95,14 @@ def _block_sums(codes, values, Yw, n_states, shift):
     if q:
         M = max(n_states)
         # (b, q, M) one-hot in float; contracting over rows is one matmul (q*M, b) @ (b, c).
-        onehot = (codes[:, :, None] == jnp.arange(M, dtype=codes.dtype)).astype(dtype)
+        onehot = (codes[:, :, None] == jnp.arange(M, dtype=codes.dtype)[None, None, :]).astype(dtype)
         padded = jnp.einsum("bqm,bc->qmc", onehot, Yw)
         valid = np.concatenate([np.arange(m) + i * M for i, m in enumerate(n_states)])
         counts = padded.reshape(q * M, -1)[valid]
     else:
         counts = jnp.zeros((0, Yw.shape[1]), dtype)
     obs = jnp.isfinite(values)
-    x = jnp.where(obs, values - shift, 0.0).astype(dtype)
+    x = jnp.where(obs, values - shift[None, :], 0.0).astype(dtype)
     obs_f = obs.astype(dtype)
     s0 = Yw.T @ obs_f
     s1 = Yw.T @ x
@@ -164,7 +164,7 @@ def accumulate(codes, values, Y, weight=None, *, n_states, block_size: int | Non
 
     safe = jnp.where(s0 > 0, s0, 1.0)
     d = s1 / safe
-    mean = jnp.where(s0 > 0, shift + d, 0.0)
+    mean = jnp.where(s0 > 0, shift[None, :] + d, 0.0)
     m2 = jnp.maximum(jnp.where(s0 > 0, s2 - s1 * d, 0.0), 0.0)
     return SuffStats(Yw.sum(0), counts, s0, mean, m2, n_states)
 

@@ -25,12 +25,6 @@ from jaxnb.methods import filters as flt
 # so every NB fit (`fit_stats`) raises under the test config. suffstats.py is outside this
 # module's files; tests that fit NB statistics relax the check locally until it is fixed (then
 # delete this fixture and its uses).
-@pytest.fixture
-def nb_rank_workaround():
-    with jax.numpy_rank_promotion("allow"):
-        yield
-
-
 # --------------------------------------------------------------------------------------------------
 # data
 # --------------------------------------------------------------------------------------------------
@@ -114,7 +108,6 @@ def tree_edges(parent):
 # --------------------------------------------------------------------------------------------------
 # TAN
 # --------------------------------------------------------------------------------------------------
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_gaussian_tan_beats_gaussian_nb_on_tree_data():
     n_runs, n_tr, n_te = 20, 120, 400
     X, y = gaussian_tree_runs(n_runs, n_tr + n_te, seed=0)
@@ -173,7 +166,6 @@ def _correlated_pair(n=600, seed=3):
     return np.column_stack([e[:, 0] + 0.8 * y, x1, e[:, 2], e[:, 3]]), y
 
 
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_seminaive_fssj_joins_the_correlated_pair():
     X, y = _correlated_pair()
     est = GaussianSemiNaiveNB(search="fssj").fit(X, y)
@@ -223,7 +215,6 @@ def test_kernel_posteriors_match_reference_and_sum_to_one():
         np.testing.assert_allclose(est.predict_proba(Xq).sum(1), 1.0, rtol=1e-12)
 
 
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_kernel_classifiers_beat_gaussian_nb_on_bimodal_data():
     errs = {"nb": [], "flex": [], "parzen": []}
     for seed in range(3):
@@ -238,7 +229,6 @@ def test_kernel_classifiers_beat_gaussian_nb_on_bimodal_data():
     assert m["parzen"] < m["nb"] - 0.15, m
 
 
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_kernel_mixed_fallback_adds_discrete_cpt_terms():
     X, y = bimodal(80, seed=7)
     rng = np.random.default_rng(7)
@@ -268,7 +258,6 @@ def _filter_data(seed=8, n=300):
     return X, codes, y
 
 
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_filter_nb_support_matches_filter_functions():
     X, codes, y = _filter_data()
     rel = np.asarray(flt.mutual_information_gaussian(X, y, 3))
@@ -307,7 +296,6 @@ def test_filter_nb_support_matches_filter_functions():
                                rtol=1e-10)
 
 
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_filter_nb_probe_rule_keeps_relevant_predictors():
     X, _, y = _filter_data()
     est = FilterNB("mi").fit(X, y)  # k=None: random-probe rule (L1NB §6.1)
@@ -315,7 +303,6 @@ def test_filter_nb_probe_rule_keeps_relevant_predictors():
     assert est.n_selected_ <= 5
 
 
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_filter_wrapper_picks_best_nested_subset():
     X, _, y = _filter_data()
     est = FilterWrapperNB(cv=4).fit(X, y)
@@ -336,7 +323,6 @@ def test_filter_wrapper_picks_best_nested_subset():
 # --------------------------------------------------------------------------------------------------
 # API: clone, validation, registry
 # --------------------------------------------------------------------------------------------------
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_sklearn_clone_roundtrip():
     base = pytest.importorskip("sklearn.base")
     X, y = bimodal(60, seed=9)
@@ -389,7 +375,6 @@ def test_bad_hyperparameters_name_the_argument(est, name):
         est.fit(X, y)
 
 
-@pytest.mark.usefixtures("nb_rank_workaround")
 def test_register_methods_kinds():
     got = {}
     register_methods(lambda name, factory, description, kinds: got.update({name: (factory, kinds)}))

@@ -2,7 +2,6 @@
 
 import math
 
-import jax
 import numpy as np
 import pytest
 
@@ -18,7 +17,6 @@ from jaxnb.estimators_structure import (
     register_methods,
 )
 from jaxnb.methods import filters as flt
-
 
 # Workaround: jaxnb/suffstats.py `_block_sums` computes `values - shift` ((b, r) and (r,)) and
 # `codes[:, :, None] == arange(M)`, implicit rank promotions that conftest's strict setting rejects,

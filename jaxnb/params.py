@@ -80,10 +80,13 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
     cpt = _normalize_blocks(stats.counts + alpha, stats.n_states) if stats.n_states else stats.counts
     pw, pmean, pm2 = pooled_gaussian(stats)
     pvar = pm2 / jnp.where(pw > 0, pw, 1.0)
+    # A constant or never-observed predictor has pooled variance 0: give it a unit variance in
+    # every class so that its (then class-independent) term drops out instead of producing NaN.
+    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)
     has = stats.weight > 0
     var = jnp.where(has, stats.m2 / jnp.where(has, stats.weight, 1.0), pvar)
     mean = jnp.where(has, stats.mean, pmean)
-    var = var + var_smoothing * pvar[..., None, :]
+    var = var + floor[..., None, :]
     return NBParams(_log_prior(stats, priors), cpt, mean, jnp.sqrt(var), stats.n_states)
 
 
@@ -101,7 +104,8 @@ def fit_marginal(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -
     else:
         cpt = stats.counts
     pw, pmean, pm2 = pooled_gaussian(stats)
-    pvar = pm2 / jnp.where(pw > 0, pw, 1.0) * (1.0 + var_smoothing)
+    pvar = pm2 / jnp.where(pw > 0, pw, 1.0)
+    pvar = jnp.where(pvar > 0, pvar * (1.0 + var_smoothing), 1.0)
     shape = stats.mean.shape
     mean = jnp.broadcast_to(pmean[..., None, :], shape)
     std = jnp.broadcast_to(jnp.sqrt(pvar)[..., None, :], shape)

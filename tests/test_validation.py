@@ -1,0 +1,343 @@
+"""Eager validation at the estimator boundary: every bad input raises before any jit, with a message
+that names the argument (or column) and the fix."""
+
+import numpy as np
+import pytest
+
+from jaxnb import NaiveBayes
+
+
+def _data(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.normal(size=(n, 3)) + y[:, None]
+    return X, y
+
+
+def _codes(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.integers(0, 3, size=(n, 2))
+    X[:3, 0] = [0, 1, 2]
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = _data()
+    return NaiveBayes().fit(X, y)
+
+
+# ------------------------------------------------------------------------------------------------
+# Shapes and lengths
+
+
+def test_mismatched_lengths():
+    X, y = _data()
+    with pytest.raises(
+        ValueError, match="X and y have mismatched lengths: X has 30 samples, y has 29"
+    ):
+        NaiveBayes().fit(X, y[:-1])
+
+
+def test_mismatched_lengths_in_partial_fit_and_score(fitted):
+    X, y = _data()
+    with pytest.raises(ValueError, match="X and y have mismatched lengths"):
+        NaiveBayes().partial_fit(X, y[:-1], classes=[0, 1])
+    with pytest.raises(ValueError, match="X and y have mismatched lengths"):
+        fitted.score(X, y[:-1])
+
+
+def test_empty_data_set():
+    with pytest.raises(ValueError, match=r"X is empty \(0 samples\)"):
+        NaiveBayes().fit(np.empty((0, 3)), np.empty(0))
+    with pytest.raises(ValueError, match="X has 0 features"):
+        NaiveBayes().fit(np.empty((5, 0)), np.arange(5) % 2)
+
+
+def test_one_dimensional_X():
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"X must be 2-D .* got 1-D .*X.reshape\(-1, 1\)"):
+        NaiveBayes().fit(X[:, 0], y)
+
+
+def test_three_dimensional_X():
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"X must be 2-D .* got 3-D array of shape \(30, 3, 1\)"):
+        NaiveBayes().fit(X[:, :, None], y)
+
+
+def test_two_dimensional_y():
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"y must be 1-D \(n_samples,\); got shape \(30, 2\)"):
+        NaiveBayes().fit(X, np.stack([y, y], 1))
+
+
+def test_single_class():
+    X, _ = _data()
+    with pytest.raises(ValueError, match="y has a single class"):
+        NaiveBayes().fit(X, np.zeros(len(X), int))
+    with pytest.raises(ValueError, match="partial_fit needs at least two classes"):
+        NaiveBayes().partial_fit(X, np.zeros(len(X), int))
+
+
+def test_missing_label():
+    X, y = _data()
+    y = y.astype(float)
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN or inf"):
+        NaiveBayes().fit(X, y)
+
+
+# ------------------------------------------------------------------------------------------------
+# Values of continuous and discrete predictors
+
+
+def test_nan_in_continuous_predictor():
+    X, y = _data()
+    X[4, 1] = np.nan
+    with pytest.raises(ValueError, match="continuous column 1 contains NaN; pass missing='ignore'"):
+        NaiveBayes().fit(X, y)
+
+
+def test_inf_in_continuous_predictor():
+    X, y = _data()
+    X[4, 2] = -np.inf
+    with pytest.raises(ValueError, match="continuous column 2 contains inf"):
+        NaiveBayes().fit(X, y)
+    with pytest.raises(ValueError, match="continuous column 2 contains inf"):
+        NaiveBayes(missing="ignore").fit(X, y)  # inf is never a missing value
+
+
+def test_nan_at_predict_time(fitted):
+    X, _ = _data()
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="continuous column 0 contains NaN"):
+        fitted.predict(X)
+
+
+def test_negative_discrete_code():
+    X, y = _codes()
+    X[5, 1] = -2
+    with pytest.raises(ValueError, match="discrete column 1 has negative code -2"):
+        NaiveBayes().fit(X, y)
+    X[5, 1] = -1  # -1 is a missing value only with missing="ignore"
+    with pytest.raises(ValueError, match=r"negative code -1.*missing='ignore'"):
+        NaiveBayes().fit(X, y)
+    with pytest.raises(ValueError, match="discrete column 1 has negative code -2"):
+        X[6, 1] = -2
+        NaiveBayes(missing="ignore").fit(X, y)
+
+
+def test_discrete_code_out_of_range_with_n_states():
+    X, y = _codes()
+    X[7, 0] = 5
+    with pytest.raises(ValueError, match=r"column 0 has code 5 but n_states\[0\]=3"):
+        NaiveBayes(n_states=[3, 3]).fit(X, y)
+
+
+def test_discrete_floats_with_fractions():
+    X, y = _data()
+    X[:, 0] = np.round(X[:, 0])
+    X[2, 0] = 1.5
+    with pytest.raises(ValueError, match=r"discrete column 0 holds fractional values \(e.g. 1.5\)"):
+        NaiveBayes(discrete=[0]).fit(X, y)
+
+
+def test_non_numeric_column_marked_continuous():
+    X = np.array([["a", 1.0], ["b", 2.0], ["a", 0.5], ["b", 1.5]], dtype=object)
+    with pytest.raises(
+        ValueError, match="column 0 holds non-numeric values but is marked continuous"
+    ):
+        NaiveBayes(discrete="none").fit(X, [0, 1, 0, 1])
+
+
+# ------------------------------------------------------------------------------------------------
+# Unseen categories at predict time
+
+
+def _strings(seed=0, n=30):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = np.empty((n, 3), dtype=object)
+    X[:, 0] = np.array(["red", "green", "blue"])[rng.integers(0, 3, n)]
+    X[:, 1] = rng.normal(size=n) + y
+    X[:, 2] = np.array(["s", "m", "l"])[(rng.integers(0, 2, n) + y)]
+    return X, y
+
+
+def test_unseen_category_raises_by_default():
+    X, y = _strings()
+    m = NaiveBayes().fit(X, y)
+    Xt = X[:4].copy()
+    Xt[1, 0] = "purple"
+    with pytest.raises(
+        ValueError,
+        match="column 0 has a category never seen in training "
+        r"\('purple'\); pass unseen='ignore'",
+    ):
+        m.predict_proba(Xt)
+
+
+def test_unseen_category_ignored_drops_the_term():
+    X, y = _strings()
+    m = NaiveBayes(unseen="ignore").fit(X, y)
+    Xt = X[:4].copy()
+    Xt[[1, 3], 0] = "purple"
+    without = NaiveBayes().fit(X[:, 1:], y)
+    got = m.predict_log_proba(Xt)
+    np.testing.assert_allclose(
+        got[[1, 3]], without.predict_log_proba(Xt[[1, 3], 1:]), rtol=1e-10, atol=1e-10
+    )
+    np.testing.assert_allclose(got[[0, 2]], m.predict_log_proba(X[[0, 2]]), rtol=1e-12)
+    assert np.abs(got[[1, 3]] - m.predict_log_proba(X[[1, 3]])).max() > 1e-6
+    np.testing.assert_array_equal(m.explain(Xt)[[1, 3], 0], 0.0)
+
+
+def test_unseen_numeric_code_ignored_drops_the_term():
+    X, y = _codes()
+    m = NaiveBayes(unseen="ignore").fit(X, y)
+    Xt = X[:3].copy()
+    Xt[0, 0] = 7
+    without = NaiveBayes().fit(X[:, 1:], y)
+    np.testing.assert_allclose(
+        m.predict_log_proba(Xt)[0], without.predict_log_proba(Xt[:1, 1:])[0], rtol=1e-10, atol=1e-10
+    )
+    with pytest.raises(ValueError, match=r"column 0 has a category never seen in training \(7\)"):
+        NaiveBayes().fit(X, y).predict(Xt)
+
+
+# ------------------------------------------------------------------------------------------------
+# Hyper-parameters
+
+
+@pytest.mark.parametrize("alpha", [-0.1, np.nan, "one", [1.0, 2.0]])
+def test_bad_alpha(alpha):
+    X, y = _data()
+    with pytest.raises(ValueError, match="alpha must be a finite number >= 0; got alpha="):
+        NaiveBayes(alpha=alpha).fit(X, y)
+
+
+@pytest.mark.parametrize("var_smoothing", [-1e-9, np.inf, "tiny"])
+def test_bad_var_smoothing(var_smoothing):
+    X, y = _data()
+    with pytest.raises(ValueError, match="var_smoothing must be a finite number >= 0"):
+        NaiveBayes(var_smoothing=var_smoothing).fit(X, y)
+
+
+def test_bad_discrete_spec():
+    X, y = _data()
+    with pytest.raises(ValueError, match="discrete must be 'auto', 'all', 'none'"):
+        NaiveBayes(discrete="some").fit(X, y)
+    with pytest.raises(ValueError, match=r"discrete indices must lie in \[0, 3\); got \[5\]"):
+        NaiveBayes(discrete=[5]).fit(X, y)
+    with pytest.raises(ValueError, match="discrete mask must have length n_features=3"):
+        NaiveBayes(discrete=[True, False]).fit(X, y)
+    with pytest.raises(TypeError, match="discrete must be a boolean mask or a 1-D list of integer"):
+        NaiveBayes(discrete=[0.5]).fit(X, y)
+
+
+def test_bad_n_states():
+    X, y = _codes()
+    with pytest.raises(ValueError, match="n_states has 1 entries but there are 2 discrete columns"):
+        NaiveBayes(n_states=[3]).fit(X, y)
+    with pytest.raises(ValueError, match="n_states entries must be positive integers; got 0"):
+        NaiveBayes(n_states=[3, 0]).fit(X, y)
+
+
+def test_bad_missing_and_unseen_options():
+    X, y = _data()
+    with pytest.raises(ValueError, match="missing must be 'error' or 'ignore'; got 'drop'"):
+        NaiveBayes(missing="drop").fit(X, y)
+    with pytest.raises(ValueError, match="unseen must be 'error' or 'ignore'; got 'skip'"):
+        NaiveBayes(unseen="skip").fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "priors,match",
+    [
+        ([0.5, 0.3, 0.2], r"priors must have one entry per class \(2\); got shape \(3,\)"),
+        ([0.7, 0.7], "priors must be positive and sum to 1"),
+        ([1.2, -0.2], "priors must be positive and sum to 1"),
+    ],
+)
+def test_bad_priors(priors, match):
+    X, y = _data()
+    with pytest.raises(ValueError, match=match):
+        NaiveBayes(priors=priors).fit(X, y)
+
+
+def test_good_priors_are_used():
+    X, y = _data()
+    m = NaiveBayes(priors=[0.25, 0.75]).fit(X, y)
+    np.testing.assert_allclose(m.class_log_prior_, np.log([0.25, 0.75]), rtol=1e-12)
+
+
+def test_bad_block_size():
+    X, y = _data()
+    with pytest.raises(ValueError, match="block_size must be None or a positive int; got 0"):
+        NaiveBayes(block_size=0).fit(X, y)
+
+
+# ------------------------------------------------------------------------------------------------
+# Sample weights
+
+
+def test_sample_weight_wrong_shape():
+    X, y = _data()
+    with pytest.raises(
+        ValueError,
+        match=r"sample_weight must have shape \(30,\) to match X; got "
+        r"\(29,\)",
+    ):
+        NaiveBayes().fit(X, y, sample_weight=np.ones(29))
+    with pytest.raises(ValueError, match=r"sample_weight must have shape \(30,\)"):
+        NaiveBayes().fit(X, y, sample_weight=np.ones((30, 1)))
+
+
+def test_sample_weight_negative_or_degenerate():
+    X, y = _data()
+    w = np.ones(30)
+    w[3] = -1.0
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        NaiveBayes().fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match="sample_weight sums to 0"):
+        NaiveBayes().fit(X, y, sample_weight=np.zeros(30))
+    w[3] = np.nan
+    with pytest.raises(ValueError, match="sample_weight contains NaN or inf"):
+        NaiveBayes().fit(X, y, sample_weight=w)
+
+
+# ------------------------------------------------------------------------------------------------
+# Fitted state
+
+
+@pytest.mark.parametrize(
+    "method", ["predict", "predict_proba", "predict_log_proba", "decision_function", "explain"]
+)
+def test_predict_before_fit(method):
+    X, _ = _data()
+    with pytest.raises(ValueError, match="this NaiveBayes is not fitted yet; call fit first"):
+        getattr(NaiveBayes(), method)(X)
+
+
+def test_feature_importances_before_fit():
+    with pytest.raises(ValueError, match="not fitted yet"):
+        _ = NaiveBayes().feature_importances_
+
+
+def test_wrong_number_of_features_at_predict(fitted):
+    X, _ = _data()
+    with pytest.raises(ValueError, match="X has 2 features but the model was fitted with 3"):
+        fitted.predict(X[:, :2])
+    with pytest.raises(ValueError, match="X has 4 features but the model was fitted with 3"):
+        fitted.predict_proba(np.hstack([X, X[:, :1]]))
+
+
+def test_partial_fit_label_not_in_classes():
+    X, y = _data()
+    m = NaiveBayes().partial_fit(X[:10], y[:10], classes=[0, 1])
+    with pytest.raises(ValueError, match="y contains the label 2 not in classes_"):
+        m.partial_fit(X[10:12], np.array([0, 2]))
+    with pytest.raises(ValueError, match="classes differ from the first partial_fit call"):
+        m.partial_fit(X[10:12], y[10:12], classes=[0, 1, 2])

@@ -1,0 +1,320 @@
+r"""Search-based NB estimators: forward stagewise NB (`StagewiseNB`) and selective NB (`SelectiveNB`).
+
+Thin scikit-learn-style classes over `jaxnb.methods.stagewise` and `jaxnb.methods.selective`: they
+validate hyper-parameters eagerly (NumPy, before any jit), run one jitted search, select a model along
+the path and keep the path in NumPy. Predictor-indexed attributes (``alpha_``, ``support_``, the α /
+mask columns of ``path_``) are in the user's column order.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .estimators import BaseNB
+from .methods import selective as sel
+from .methods import stagewise as sw
+from .methods.nb import fit_stats
+from .model_selection import kfold_stats, select_along_path, stratified_folds, validation_split
+from .params import fit_marginal, fit_mle, interpolate
+
+__all__ = ["StagewiseNB", "SelectiveNB"]
+
+_fit_mle = jax.jit(fit_mle)
+_fit_marginal = jax.jit(fit_marginal)
+_fit_mle_k = jax.jit(jax.vmap(fit_mle, in_axes=(0, None, None)))
+_fit_marginal_k = jax.jit(jax.vmap(fit_marginal, in_axes=(0, None, None)))
+
+
+@jax.jit
+def _scores_alpha(omega1, omega0, alpha, codes, values):
+    L = sw.interpolated_contributions(omega1, omega0, alpha, codes, values)
+    return omega1.log_prior[None, :] + L.sum(1)
+
+
+@jax.jit
+def _scores_mask(omega1, mask, codes, values):
+    L = sel.mle_contributions(omega1, codes, values)
+    return omega1.log_prior[None, :] + jnp.einsum("npc,p->nc", L, mask.astype(L.dtype))
+
+
+def _check_real(name, value, low=None, high=None, low_open=False, high_open=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number; got {name}={value!r}")
+    if low is not None and (value <= low if low_open else value < low):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}; got {name}={value!r}")
+    if high is not None and (value >= high if high_open else value > high):
+        op = "<" if high_open else "<="
+        raise ValueError(f"{name} must be {op} {high}; got {name}={value!r}")
+
+
+def _check_int(name, value, low, allow_none=False):
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}{' or None' if allow_none else ''}; "
+                         f"got {name}={value!r}")
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}")
+
+
+class _SearchBase(BaseNB):
+    def _check_common(self):
+        _check_real("alpha", self.alpha, 0.0)
+        _check_real("var_smoothing", self.var_smoothing, 0.0)
+
+    def _stats(self, codes, values, y, w):
+        return fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), jnp.asarray(w),
+                         n_states=self.n_states_, n_classes=len(self.classes_))
+
+    def _omegas(self, stats):
+        return (_fit_mle(stats, self.alpha, self.var_smoothing),
+                _fit_marginal(stats, self.alpha, self.var_smoothing))
+
+
+class StagewiseNB(_SearchBase):
+    r"""Forward stagewise naive Bayes (Vidaurre, Bielza & Larrañaga 2011, Algorithm 1).
+
+    Each predictor is interpolated between removed (Ω⁽⁰⁾) and the MLE (Ω⁽¹⁾):
+    Ω_i(α_i) = α_i Ω⁽¹⁾_i + (1 − α_i) Ω⁽⁰⁾_i. Starting from α = 0, every iteration tries α_i + tε
+    (t = 1..v) for every predictor with α_i < 1 and applies the move with the lowest training
+    criterion (see `jaxnb.methods.stagewise`). A model is then selected along the path.
+
+    Args:
+      discrete, n_states, missing, unseen: column handling as in `NaiveBayes`.
+      alpha: Lidstone pseudo-count of the CPTs (the fsNB coefficients are ``alpha_``).
+      var_smoothing: variance floor as a fraction of each predictor's pooled variance.
+      epsilon: ε, the step unit (paper default 0.025).
+      n_steps: v, the number of multiples of ε tried per predictor and iteration (paper: 20).
+      step_rule: "t_eps" (α ← α + t*ε, the paper's pseudocode) or "eps" (α ← α + ε, its prose).
+      criterion: search criterion on the training rows: "error" (the paper), "error_probability"
+        or "log_loss".
+      patience: early stopping after this many iterations without improvement of the best training
+        criterion (the paper uses early stopping without giving the value; 10 is our choice).
+        None runs until every α is 1 or ``max_iter``.
+      max_iter: iteration budget (default p⌈1/ε⌉, enough for the full path).
+      selection: "aic" (AIC = Q + 2d/N, fsNB Eq. 14; first minimum), "last", or "cv" (K-fold CV
+        error averaged over folds by iteration number; first minimum).
+      n_folds, random_state: K and the seed of the stratified folds for ``selection="cv"``.
+
+    Attributes:
+      alpha_: (p,) selected coefficients (user column order); path_: dict of NumPy path arrays
+        (n_iter_ + 1 rows: alpha, criterion, error, log_loss, aic, n_active, chosen, step,
+        n_evaluations); selected_iter_; n_iter_; n_evaluations_; params_: Ω(alpha_);
+        omega1_, omega0_; cv_error_ (selection="cv").
+    """
+
+    def __init__(self, discrete="auto", n_states=None, alpha=1.0, var_smoothing=1e-9,
+                 epsilon=0.025, n_steps=20, step_rule="t_eps", criterion="error", patience=10,
+                 max_iter=None, selection="aic", n_folds=5, random_state=0, missing="error",
+                 unseen="error"):
+        self.discrete = discrete
+        self.n_states = n_states
+        self.alpha = alpha
+        self.var_smoothing = var_smoothing
+        self.epsilon = epsilon
+        self.n_steps = n_steps
+        self.step_rule = step_rule
+        self.criterion = criterion
+        self.patience = patience
+        self.max_iter = max_iter
+        self.selection = selection
+        self.n_folds = n_folds
+        self.random_state = random_state
+        self.missing = missing
+        self.unseen = unseen
+
+    def _check_hyper(self):
+        self._check_common()
+        _check_real("epsilon", self.epsilon, 0.0, 1.0, low_open=True)
+        _check_int("n_steps", self.n_steps, 1)
+        _check_choice("step_rule", self.step_rule, sw.STEP_RULES)
+        _check_choice("criterion", self.criterion, sw.CRITERIA)
+        _check_int("patience", self.patience, 1, allow_none=True)
+        _check_int("max_iter", self.max_iter, 1, allow_none=True)
+        _check_choice("selection", self.selection, ("aic", "last", "cv"))
+        _check_int("n_folds", self.n_folds, 2)
+
+    def fit(self, X, y, sample_weight=None):
+        """Run the fsNB search on (X, y) and select a model along the path."""
+        self._check_hyper()
+        codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
+        t0 = time.perf_counter()
+        p = codes.shape[1] + values.shape[1]
+        max_iter = self.max_iter or sw.default_max_iter(p, self.epsilon)
+        kw = dict(epsilon=float(self.epsilon), patience=self.patience, n_steps=int(self.n_steps),
+                  step_rule=self.step_rule, criterion=self.criterion, max_iter=int(max_iter),
+                  k_max=sw.n_units(self.epsilon))
+        cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
+        stats = self._stats(codes, values, y_enc, w)
+        self.omega1_, self.omega0_ = self._omegas(stats)
+        path = sw.fsnb_path(self.omega1_, self.omega0_, cd, vl, yy, ww, **kw)
+        n_iter = int(path.n_iter)
+        if self.selection == "aic":
+            idx = select_along_path(np.asarray(path.aic), "min", n_valid=n_iter + 1)
+        elif self.selection == "last":
+            idx = n_iter
+        else:
+            folds = stratified_folds(y_enc, self.n_folds, self.random_state)
+            if np.bincount(folds).min() < 1:
+                raise ValueError("n_folds leaves an empty fold; lower n_folds")
+            train, _ = kfold_stats(cd, vl, yy, jnp.asarray(folds), ww, n_states=self.n_states_,
+                                   n_classes=len(self.classes_), n_folds=self.n_folds)
+            o1 = _fit_mle_k(train, self.alpha, self.var_smoothing)
+            o0 = _fit_marginal_k(train, self.alpha, self.var_smoothing)
+            fw = jnp.asarray(folds[None, :] == np.arange(self.n_folds)[:, None], ww.dtype)
+            cv = _cv_fsnb(o1, o0, cd, vl, yy, ww, fw, kw)
+            self.cv_error_ = np.asarray(cv)[: n_iter + 1]
+            idx = select_along_path(self.cv_error_, "min")
+        order = self._user_order()
+        path_np = {k: np.asarray(getattr(path, k))[: n_iter + 1] for k in (
+            "alpha", "criterion", "error", "log_loss", "aic", "n_active", "chosen", "step",
+            "n_evaluations")}
+        path_np["alpha"] = path_np["alpha"][:, order]
+        internal_to_user = np.argsort(order)  # internal index -> user column
+        path_np["chosen"] = np.where(path_np["chosen"] >= 0,
+                                     internal_to_user[np.maximum(path_np["chosen"], 0)], -1)
+        self.path_ = path_np
+        self.n_iter_ = n_iter
+        self.n_evaluations_ = int(path.n_evaluations[n_iter])
+        self.stopped_early_ = bool(path.stopped_early)
+        self.selected_iter_ = int(idx)
+        self._alpha_internal = path.alpha[idx]
+        self.alpha_ = np.asarray(self._alpha_internal)[order]
+        self.params_ = jax.jit(interpolate)(self.omega1_, self.omega0_, self._alpha_internal)
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    @property
+    def n_selected_(self):
+        """Number of predictors with α > 0 in the selected model (fsNB Eq. 14's d)."""
+        return int((self.alpha_ > 0).sum())
+
+    def _log_joint_scores(self, codes, values):
+        return _scores_alpha(self.omega1_, self.omega0_, self._alpha_internal, codes, values)
+
+
+def _cv_fsnb(o1, o0, cd, vl, yy, ww, fold_w, kw):
+    """Mean over folds of the validation error of each iteration of the fold paths, (m,)."""
+
+    def one(o1k, o0k, fk):
+        path = sw.fsnb_path(o1k, o0k, cd, vl, yy, ww * (1.0 - fk), **kw)
+        return sw.evaluate_path(o1k, o0k, path.alpha, cd, vl, yy, ww * fk)
+
+    return jax.jit(jax.vmap(one))(o1, o0, fold_w).mean(0)
+
+
+class SelectiveNB(_SearchBase):
+    r"""Selective naive Bayes by greedy forward, backward or floating search.
+
+    Langley & Sage's forward selection (add the best predictor while the criterion strictly
+    improves), backward elimination, and ESANN 2015's floating forward-backward / backward-forward
+    searches; see `jaxnb.methods.selective`.
+
+    Args:
+      discrete, n_states, missing, unseen, alpha, var_smoothing: as in `NaiveBayes`.
+      direction: "forward", "backward", "forward_backward" or "backward_forward".
+      criterion: "error", "error_probability" (ESANN's recommendation) or "log_loss".
+      validation_fraction: None — the criterion is computed on the training rows; a float in
+        (0, 1) — NB is fitted on the other rows, the search is scored on this stratified fraction,
+        and the subset is chosen by ESANN's rule: the smallest subset among those with the lowest
+        validation error (§5.2).
+      stopping: "improve" (stop when the best move does not strictly improve) or "full" (one-way
+        searches only: go to the full / empty set and select along the path).
+      max_features: forward moves stop at this many predictors (None: no limit).
+      refit: with a validation split, refit NB on all rows for the chosen subset (default True);
+        False keeps the parameters fitted on the training part (ESANN's protocol).
+      random_state: seed of the validation split.
+
+    Attributes:
+      support_: (p,) bool chosen subset (user column order); path_: dict of NumPy path arrays
+        (n_steps_ + 1 rows: mask, criterion, error, size, toggled, added, n_evaluations);
+      selected_step_; n_steps_; n_evaluations_; params_ (Ω⁽¹⁾ of the refitted NB).
+    """
+
+    def __init__(self, discrete="auto", n_states=None, alpha=1.0, var_smoothing=1e-9,
+                 direction="forward", criterion="error", validation_fraction=None,
+                 stopping="improve", max_features=None, refit=True, random_state=0,
+                 missing="error", unseen="error"):
+        self.discrete = discrete
+        self.n_states = n_states
+        self.alpha = alpha
+        self.var_smoothing = var_smoothing
+        self.direction = direction
+        self.criterion = criterion
+        self.validation_fraction = validation_fraction
+        self.stopping = stopping
+        self.max_features = max_features
+        self.refit = refit
+        self.random_state = random_state
+        self.missing = missing
+        self.unseen = unseen
+
+    def _check_hyper(self):
+        self._check_common()
+        _check_choice("direction", self.direction, sel.DIRECTIONS)
+        _check_choice("criterion", self.criterion, sel.CRITERIA)
+        _check_choice("stopping", self.stopping, sel.STOPPING)
+        if self.stopping == "full" and self.direction not in ("forward", "backward"):
+            raise ValueError(f"stopping='full' needs direction 'forward' or 'backward'; got "
+                             f"direction={self.direction!r}")
+        if self.validation_fraction is not None:
+            _check_real("validation_fraction", self.validation_fraction, 0.0, 1.0, True, True)
+        _check_int("max_features", self.max_features, 1, allow_none=True)
+        if not isinstance(self.refit, bool):
+            raise ValueError(f"refit must be True or False; got refit={self.refit!r}")
+
+    def fit(self, X, y, sample_weight=None):
+        """Run the subset search on (X, y)."""
+        self._check_hyper()
+        codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
+        t0 = time.perf_counter()
+        cd, vl, yy = (jnp.asarray(a) for a in (codes, values, y_enc))
+        if self.validation_fraction is None:
+            fit_w = score_w = w
+        else:
+            val = validation_split(y_enc, float(self.validation_fraction), self.random_state)
+            fit_w, score_w = w * ~val, w * val
+        stats = self._stats(codes, values, y_enc, fit_w)
+        omega1 = _fit_mle(stats, self.alpha, self.var_smoothing)
+        L = sel.mle_contributions(omega1, cd, vl)
+        path = sel.selective_path(L, omega1.log_prior, yy, jnp.asarray(score_w),
+                                  direction=self.direction, criterion=self.criterion,
+                                  stopping=self.stopping, max_features=self.max_features)
+        n_steps = int(path.n_steps)
+        if self.validation_fraction is not None:  # ESANN §5.2: smallest subset with lowest error
+            idx = select_along_path(np.asarray(path.error), "min_smallest",
+                                    sizes=np.asarray(path.size), n_valid=n_steps + 1)
+        elif self.stopping == "full":
+            idx = select_along_path(np.asarray(path.criterion), "min_smallest",
+                                    sizes=np.asarray(path.size), n_valid=n_steps + 1)
+        else:
+            idx = n_steps  # every accepted move improved the criterion: the last subset is best
+        order = self._user_order()
+        internal_to_user = np.argsort(order)
+        p_np = {k: np.asarray(getattr(path, k))[: n_steps + 1] for k in (
+            "mask", "criterion", "error", "size", "toggled", "added", "n_evaluations")}
+        p_np["mask"] = p_np["mask"][:, order]
+        p_np["toggled"] = np.where(p_np["toggled"] >= 0,
+                                   internal_to_user[np.maximum(p_np["toggled"], 0)], -1)
+        self.path_ = p_np
+        self.n_steps_ = n_steps
+        self.n_evaluations_ = int(path.total_evaluations)
+        self.selected_step_ = int(idx)
+        self._mask_internal = path.mask[idx]
+        self.support_ = np.asarray(self._mask_internal)[order]
+        if self.validation_fraction is not None and self.refit:
+            omega1 = _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)
+        self.params_ = omega1
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def _log_joint_scores(self, codes, values):
+        return _scores_mask(self.params_, self._mask_internal, codes, values)

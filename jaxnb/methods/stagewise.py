@@ -1,0 +1,437 @@
+r"""Forward stagewise naive Bayes (fsNB) as one jit-compiled ``lax.while_loop``.
+
+Vidaurre, Bielza & Larrañaga (2011), "Forward stagewise naive Bayes", Prog. Artif. Intell. 1, 57–69,
+§5, Algorithm 1; model selection §6, Eq. (14).
+
+Every predictor i is interpolated between "removed" and "fully included" (fsNB Eq. 13):
+
+    Ω_i(α_i) = α_i Ω⁽¹⁾_i + (1 − α_i) Ω⁽⁰⁾_i,       α_i ∈ [0, 1],
+
+so its log-contribution is, for a discrete predictor,
+``L_i(a)[r, j] = log(a θ⁽¹⁾[x_ri, j] + (1 − a) θ⁽⁰⁾[x_ri, j])`` and, for a Gaussian one,
+``log N(x_ri; a μ⁽¹⁾_ij + (1 − a) μ⁽⁰⁾_i, (a σ⁽¹⁾_ij + (1 − a) σ⁽⁰⁾_i)²)``. Neither is linear in ``a``,
+so a candidate move is evaluated by recomputing predictor i's contribution: with the current total
+score ``S = log π + Σ_i L_i(α_i)`` the candidate (i, t) scores ``S − L_i(α_i) + L_i(min(1, α_i + tε))``.
+The per-row gathers ``θ⁽¹⁾[x_ri]``, ``θ⁽⁰⁾[x_ri]`` are precomputed once, shape (n, q, c) each.
+
+Algorithm 1, as implemented (`fsnb_path`):
+
+1. α = 0 (every predictor removed; the model predicts from the prior alone).
+2. While some α_i < 1 (and the iteration budget / early stopping allow): evaluate the criterion of
+   every candidate (i, t), i with α_i < 1, t = 1..v (all p × v candidates in one ``vmap`` over t
+   of an (n, p, c) broadcast), pick the best, and update α_{i*} ← min(1, α_{i*} + t* ε)
+   (``step_rule="t_eps"``, the pseudocode) or α_{i*} ← min(1, α_{i*} + ε) (``step_rule="eps"``, the
+   prose: "the predictor ... will be updated by ε").
+3. Ties: the best candidate is the first one, in (i, t) order (predictor-major), with the lowest
+   criterion value — the pseudocode's ``if error < error*`` with ``error* = ∞`` scanned over i then t.
+   A move is made every iteration, even when it does not lower the criterion.
+4. Early stopping (paper §5): stop once the best criterion value seen has not strictly improved for
+   ``patience`` consecutive iterations (the paper gives no value; ``None`` disables it).
+
+α is kept as an integer number of ε-units k_i, α_i = min(1, k_i ε) with α_i = 1 exactly once
+k_i ≥ ⌈1/ε⌉, so the path has no floating drift and "α_i < 1" is an exact integer test.
+
+Criteria (all weighted by ``weight``; folds and validation splits are 0/1 weights):
+``"error"`` (the paper: training misclassification rate, argmax ties to the lowest class index),
+``"error_probability"`` (1/N) Σ_r (1 − P(y_r | x_r)), ``"log_loss"`` −(1/N) Σ_r log P(y_r | x_r).
+
+The result (`StagewisePath`) keeps the whole path in fixed-size arrays of ``max_iter + 1`` rows
+(row 0 is α = 0): α, criterion, error rate, log loss, AIC = Q + 2d/N with Q = −(2/N) Σ_r log P(y_r|x_r)
+and d = #{α_i > 0} (Eq. 14), the move (i*, t*), the cumulative number of candidate evaluations, and
+``n_iter``. Rows after ``n_iter`` repeat the final model, so ``argmin`` over a path column never
+leaves the computed part and paths of different lengths stack (vmap over data sets or folds).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..params import NBParams, fit_marginal, fit_mle
+from ..suffstats import state_offsets, state_segments
+from .nb import fit_stats
+
+__all__ = [
+    "CRITERIA",
+    "STEP_RULES",
+    "StagewisePath",
+    "fsnb_path",
+    "fit_fsnb",
+    "path_alpha",
+    "evaluate_path",
+    "interpolated_contributions",
+    "default_max_iter",
+    "n_units",
+    "criterion_from_scores",
+]
+
+CRITERIA = ("error", "error_probability", "log_loss")
+STEP_RULES = ("t_eps", "eps")
+_LOG_2PI = float(np.log(2 * np.pi))
+_NO_PATIENCE = np.iinfo(np.int32).max
+
+
+class StagewisePath(eqx.Module):
+    """The fsNB path; arrays have ``max_iter + 1`` rows (row 0: α = 0), rows > n_iter repeat the last.
+
+    Attributes:
+      alpha: (m+1, p) interpolation coefficients after each iteration.
+      criterion: (m+1,) search criterion of each model (on the weighted rows).
+      error: (m+1,) misclassification rate.
+      log_loss: (m+1,) −(1/N) Σ_r w_r log P(y_r | x_r).
+      aic: (m+1,) AIC = 2 log_loss + 2 d / N (fsNB §6, Eq. 14).
+      n_active: (m+1,) d = #{α_i > 0}.
+      chosen: (m+1,) predictor moved at each iteration (−1 in row 0 and after n_iter).
+      step: (m+1,) t* of each iteration (0 in row 0 and after n_iter).
+      n_evaluations: (m+1,) cumulative number of candidate models evaluated.
+      n_iter: number of iterations performed.
+      stopped_early: True when patience ended the search (rather than all α = 1 or max_iter).
+    """
+
+    alpha: jax.Array
+    criterion: jax.Array
+    error: jax.Array
+    log_loss: jax.Array
+    aic: jax.Array
+    n_active: jax.Array
+    chosen: jax.Array
+    step: jax.Array
+    n_evaluations: jax.Array
+    n_iter: jax.Array
+    stopped_early: jax.Array
+
+
+def n_units(epsilon) -> int:
+    """Number of ε-units that reach α = 1: ⌈1/ε⌉ (static, NumPy); robust to 1/0.025 = 40.000…01."""
+    return int(np.ceil(1.0 / float(epsilon) * (1.0 - 1e-9)))
+
+
+def default_max_iter(n_predictors: int, epsilon) -> int:
+    """Iterations needed to bring every α to 1 when each move is a single ε-unit (p ⌈1/ε⌉)."""
+    return int(n_predictors) * n_units(epsilon)
+
+
+def path_alpha(units, epsilon, k_max):
+    """α = min(1, k ε), exactly 1 once k ≥ k_max."""
+    return jnp.where(units >= k_max, 1.0, units * epsilon)
+
+
+def criterion_from_scores(scores, y, weight, criterion):
+    r"""Criterion of joint scores ``scores[..., n, c]`` (reduced over rows n), any leading axes.
+
+    ``"error"``: Σ_r w_r [argmax_j scores ≠ y_r] / Σ w (ties: lowest class index);
+    ``"error_probability"``: Σ_r w_r (1 − P(y_r | x_r)) / Σ w; ``"log_loss"``: −Σ_r w_r log P(y_r|x_r) / Σ w.
+    """
+    lead = (1,) * (scores.ndim - 2)
+    wsum = weight.sum()
+    weight = weight.reshape(lead + weight.shape)
+    if criterion == "error":
+        wrong = (jnp.argmax(scores, axis=-1) != y.reshape(lead + y.shape)).astype(scores.dtype)
+        return (wrong * weight).sum(-1) / wsum
+    logp = jax.nn.log_softmax(scores, axis=-1)
+    idx = jnp.broadcast_to(y.reshape(lead + y.shape + (1,)), logp.shape[:-1] + (1,))
+    true = jnp.take_along_axis(logp, idx, axis=-1)[..., 0]
+    if criterion == "error_probability":
+        return ((1.0 - jnp.exp(true)) * weight).sum(-1) / wsum
+    if criterion == "log_loss":
+        return -(true * weight).sum(-1) / wsum
+    raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
+
+
+def _rows_criterion(scores, onehot, weight, wsum, criterion):
+    """Criterion of candidate scores laid out (n, p, c), reduced over rows (axis 0) -> (p,).
+
+    Same values as `criterion_from_scores` on the (p, n, c) transpose, without the transpose."""
+    if criterion == "error":
+        y_col = jnp.argmax(onehot, axis=-1)  # (n, 1)
+        wrong = (jnp.argmax(scores, axis=-1) != y_col).astype(scores.dtype)  # ties: lowest index
+        return (wrong * weight[:, None]).sum(0) / wsum
+    logp = jax.nn.log_softmax(scores, axis=-1)
+    true = jnp.where(onehot, logp, 0.0).sum(-1)  # (n, p)
+    per = 1.0 - jnp.exp(true) if criterion == "error_probability" else -true
+    return (per * weight[:, None]).sum(0) / wsum
+
+
+class _Gathered(eqx.Module):
+    """Per-row quantities that make L_i(a) cheap for any a (see module docstring).
+
+    Discrete predictors: the (K, c) table log(a θ⁽¹⁾ + (1 − a) θ⁽⁰⁾) is formed for the K CPT rows
+    (K·c logs) and gathered by the rows' flat codes, instead of n·q·c logs per candidate.
+    """
+
+    flat: jax.Array  # (n, q) int, offset_i + x_ri (0 where missing)
+    seg: jax.Array  # (K,) int, predictor of each CPT row
+    cpt1: jax.Array  # (K, c)
+    cpt0: jax.Array  # (K, c)
+    disc_obs: jax.Array  # (n, q, 1) bool
+    x: jax.Array  # (n, r, 1)
+    cont_obs: jax.Array  # (n, r, 1) bool
+    mu1: jax.Array  # (1, r, c)
+    mu0: jax.Array
+    sd1: jax.Array
+    sd0: jax.Array
+
+
+def _gather(omega1: NBParams, omega0: NBParams, codes, values) -> _Gathered:
+    q = len(omega1.n_states)
+    n = codes.shape[0]
+    if q:
+        off = jnp.asarray(state_offsets(omega1.n_states))
+        miss = codes < 0
+        flat = jnp.where(miss, 0, codes) + off[None, :]
+    else:
+        miss = jnp.zeros((n, 0), bool)
+        flat = jnp.zeros((n, 0), jnp.int32)
+    seg = jnp.asarray(state_segments(omega1.n_states))
+    obs = jnp.isfinite(values)
+    x = jnp.where(obs, values, 0.0)
+    t = lambda a: a.T[None]  # (c, r) -> (1, r, c)
+    return _Gathered(flat, seg, omega1.cpt, omega0.cpt, ~miss[..., None], x[..., None],
+                     obs[..., None], t(omega1.mean), t(omega0.mean), t(omega1.std), t(omega0.std))
+
+
+def _contributions(g: _Gathered, a):
+    """L[r, i, j] under Ω(a), shape (n, p, c); a: (p,) in [discrete, continuous] order."""
+    q = g.flat.shape[1]
+    ar = a[:q][g.seg][:, None]  # (K, 1)
+    table = jnp.log(ar * g.cpt1 + (1.0 - ar) * g.cpt0)  # (K, c)
+    disc = jnp.where(g.disc_obs, table[g.flat], 0.0)
+    ac = a[q:][None, :, None]
+    mu = ac * g.mu1 + (1.0 - ac) * g.mu0
+    sd = ac * g.sd1 + (1.0 - ac) * g.sd0
+    z = (g.x - mu) / sd
+    cont = -0.5 * z * z - jnp.log(sd) - 0.5 * _LOG_2PI
+    cont = jnp.where(g.cont_obs, cont, 0.0)
+    return jnp.concatenate([disc, cont], axis=1)
+
+
+def _check_static(criterion, step_rule, n_steps, max_iter):
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
+    if step_rule not in STEP_RULES:
+        raise ValueError(f"step_rule must be one of {STEP_RULES}; got {step_rule!r}")
+    if not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
+        raise ValueError(f"n_steps (v) must be a positive int; got {n_steps!r}")
+    if not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive int; got {max_iter!r}")
+
+
+@partial(jax.jit, static_argnames=("n_steps", "step_rule", "criterion", "max_iter"))
+def fsnb_path(
+    omega1: NBParams,
+    omega0: NBParams,
+    codes,
+    values,
+    y,
+    weight=None,
+    *,
+    epsilon=0.025,
+    patience=None,
+    n_steps: int = 20,
+    step_rule: str = "t_eps",
+    criterion: str = "error",
+    max_iter: int,
+    k_max: int,
+) -> StagewisePath:
+    r"""Forward stagewise NB path (fsNB Algorithm 1) in one ``lax.while_loop``.
+
+    Args:
+      omega1, omega0: Ω⁽¹⁾ (class-conditional MLE) and Ω⁽⁰⁾ (marginal) parameters.
+      codes: (n, q) int discrete codes of the rows that score the candidates (negative = missing).
+      values: (n, r) float continuous values (NaN = missing).
+      y: (n,) int class codes.
+      weight: optional (n,) row weights of the criterion (0/1 for folds / validation rows).
+      epsilon: ε, the step unit (traced; must satisfy ``k_max == n_units(epsilon)``).
+      patience: early stopping — stop after this many iterations without a strict improvement of
+        the best criterion value (traced int; None: no early stopping).
+      n_steps: v, the number of multiples t = 1..v of ε tried per predictor (static).
+      step_rule: ``"t_eps"`` (α ← α + t*ε, the pseudocode) or ``"eps"`` (α ← α + ε) (static).
+      criterion: ``"error"``, ``"error_probability"`` or ``"log_loss"`` (static).
+      max_iter: iteration budget and the number of path rows − 1 (static).
+      k_max: ⌈1/ε⌉ (`n_units`; traced, so ε and k_max can change without recompiling).
+
+    Returns:
+      `StagewisePath`.
+    """
+    _check_static(criterion, step_rule, n_steps, max_iter)
+    dtype = omega1.mean.dtype if omega1.cpt.size == 0 else omega1.cpt.dtype
+    n = codes.shape[0]
+    weight = jnp.ones((n,), dtype) if weight is None else weight.astype(dtype)
+    g = _gather(omega1, omega0, codes, values)
+    p = g.flat.shape[1] + g.x.shape[1]
+    bias = omega1.log_prior
+    eps = jnp.asarray(epsilon, dtype)
+    pat = jnp.asarray(_NO_PATIENCE if patience is None else patience, jnp.int32)
+    k_max = jnp.asarray(k_max, jnp.int32)
+    ts = jnp.arange(1, n_steps + 1, dtype=jnp.int32)
+    wsum = weight.sum()
+    onehot = jax.nn.one_hot(y, bias.shape[-1], dtype=bool)[:, None, :]  # (n, 1, c)
+
+    def record(units):
+        a = path_alpha(units, eps, k_max)
+        S = bias[None, :] + _contributions(g, a).sum(1)
+        crit = criterion_from_scores(S, y, weight, criterion)
+        err = criterion_from_scores(S, y, weight, "error")
+        ll = criterion_from_scores(S, y, weight, "log_loss")
+        d = (units > 0).sum().astype(jnp.int32)
+        return a, crit, err, ll, 2.0 * ll + 2.0 * d / wsum, d
+
+    units0 = jnp.zeros((p,), jnp.int32)
+    a0, c0, e0, l0, aic0, d0 = record(units0)
+    m = max_iter + 1
+    path = dict(
+        alpha=jnp.zeros((m, p), dtype).at[0].set(a0),
+        criterion=jnp.zeros((m,), dtype).at[0].set(c0),
+        error=jnp.zeros((m,), dtype).at[0].set(e0),
+        log_loss=jnp.zeros((m,), dtype).at[0].set(l0),
+        aic=jnp.zeros((m,), dtype).at[0].set(aic0),
+        n_active=jnp.zeros((m,), jnp.int32).at[0].set(d0),
+        chosen=jnp.full((m,), -1, jnp.int32),
+        step=jnp.zeros((m,), jnp.int32),
+        n_evaluations=jnp.zeros((m,), jnp.int32),
+    )
+    # carry: units, iteration, best criterion so far, iterations since improvement, evals, path
+    init = (units0, jnp.int32(0), c0, jnp.int32(0), jnp.int32(0), path)
+
+    def cond(carry):
+        units, it, _, since, _, _ = carry
+        return (it < max_iter) & jnp.any(units < k_max) & (since < pat)
+
+    def body(carry):
+        units, it, best, since, n_eval, path = carry
+        a = path_alpha(units, eps, k_max)
+        L = _contributions(g, a)  # (n, p, c)
+        S = bias[None, :] + L.sum(1)
+        base = S[:, None, :] - L  # score without predictor i's current term
+        open_ = units < k_max
+
+        def candidate(t):  # all predictors moved by t units at once: (p,) criterion values
+            Lt = _contributions(g, path_alpha(jnp.minimum(units + t, k_max), eps, k_max))
+            return _rows_criterion(base + Lt, onehot, weight, wsum, criterion)
+
+        C = jax.vmap(candidate)(ts)  # (v, p)
+        C = jnp.where(open_[None, :], C, jnp.inf)
+        flat = C.T.reshape(-1)  # (i, t) order, predictor-major; argmin keeps the first minimum
+        j = jnp.argmin(flat)
+        i, t = (j // n_steps).astype(jnp.int32), (j % n_steps + 1).astype(jnp.int32)
+        move = t if step_rule == "t_eps" else jnp.int32(1)
+        units = units.at[i].set(jnp.minimum(units[i] + move, k_max))
+        n_eval = n_eval + n_steps * open_.sum().astype(jnp.int32)
+        it = it + 1
+        a_new, c_new, e_new, l_new, aic_new, d_new = record(units)
+        improved = flat[j] < best
+        best = jnp.where(improved, flat[j], best)
+        since = jnp.where(improved, 0, since + 1)
+        path = dict(
+            alpha=path["alpha"].at[it].set(a_new),
+            criterion=path["criterion"].at[it].set(c_new),
+            error=path["error"].at[it].set(e_new),
+            log_loss=path["log_loss"].at[it].set(l_new),
+            aic=path["aic"].at[it].set(aic_new),
+            n_active=path["n_active"].at[it].set(d_new),
+            chosen=path["chosen"].at[it].set(i),
+            step=path["step"].at[it].set(t),
+            n_evaluations=path["n_evaluations"].at[it].set(n_eval),
+        )
+        return units, it, best, since, n_eval, path
+
+    units, n_iter, _, since, _, path = lax.while_loop(cond, body, init)
+    rows = jnp.arange(m)
+    after = rows > n_iter
+
+    def fill(x):
+        last = x[n_iter]
+        mask = after.reshape((m,) + (1,) * (x.ndim - 1))
+        return jnp.where(mask, last[None], x)
+
+    out = {k: fill(v) for k, v in path.items() if k not in ("chosen", "step")}
+    out["chosen"] = jnp.where(after, -1, path["chosen"])
+    out["step"] = jnp.where(after, 0, path["step"])
+    return StagewisePath(n_iter=n_iter, stopped_early=since >= pat, **out)
+
+
+@partial(
+    jax.jit,
+    static_argnames=(
+        "n_states",
+        "n_classes",
+        "n_steps",
+        "step_rule",
+        "criterion",
+        "max_iter",
+        "k_max",
+    ),
+)
+def fit_fsnb(
+    codes,
+    values,
+    y,
+    weight=None,
+    *,
+    n_states,
+    n_classes,
+    alpha=1.0,
+    var_smoothing=1e-9,
+    epsilon=0.025,
+    patience=None,
+    n_steps=20,
+    step_rule="t_eps",
+    criterion="error",
+    max_iter,
+    k_max,
+):
+    """Statistics, Ω⁽¹⁾, Ω⁽⁰⁾ and the fsNB path on the weighted rows, in one jitted call.
+
+    ``alpha`` is the Lidstone pseudo-count of the CPTs (not the fsNB coefficients). vmap over data
+    sets (codes, values, y, weight with a leading axis) runs many searches in one call.
+
+    Returns:
+      (omega1, omega0, path).
+    """
+    stats = fit_stats(codes, values, y, weight, n_states=n_states, n_classes=n_classes)
+    omega1 = fit_mle(stats, alpha, var_smoothing)
+    omega0 = fit_marginal(stats, alpha, var_smoothing)
+    path = fsnb_path(
+        omega1,
+        omega0,
+        codes,
+        values,
+        y,
+        weight,
+        epsilon=epsilon,
+        patience=patience,
+        n_steps=n_steps,
+        step_rule=step_rule,
+        criterion=criterion,
+        max_iter=max_iter,
+        k_max=k_max,
+    )
+    return omega1, omega0, path
+
+
+@partial(jax.jit, static_argnames=("criterion", "batch_size"))
+def evaluate_path(omega1: NBParams, omega0: NBParams, alpha_path, codes, values, y, weight=None,
+                  criterion="error", batch_size=32):
+    """Criterion of every model of a path on other rows (e.g. test data): (m,) for (m, p) α rows.
+
+    Path rows are processed ``batch_size`` at a time (``lax.map``) to bound memory (m × n × p × c).
+    """
+    dtype = alpha_path.dtype
+    weight = jnp.ones((codes.shape[0],), dtype) if weight is None else weight.astype(dtype)
+    g = _gather(omega1, omega0, codes, values)
+
+    def one(a):
+        S = omega1.log_prior[None, :] + _contributions(g, a).sum(1)
+        return criterion_from_scores(S, y, weight, criterion)
+
+    return lax.map(one, alpha_path, batch_size=batch_size)
+
+
+def interpolated_contributions(omega1: NBParams, omega0: NBParams, alpha, codes, values):
+    """L[r, i, j] under Ω(α) (fsNB Eq. 13), shape (n, p, c), for one α (p,)."""
+    return _contributions(_gather(omega1, omega0, codes, values), alpha)

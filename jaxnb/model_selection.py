@@ -1,0 +1,182 @@
+r"""Model selection along a path: AIC, K-fold CV by statistics subtraction, validation splits.
+
+* AIC (Vidaurre, Bielza & Larrañaga 2011, §6): ``AIC = Q + 2 d / N`` with the mean deviance
+  ``Q = −(2/N) Σ_r log P(Y = y_r | x_r)`` and ``d = #{i : α_i > 0}`` (their Eq. 14) — the number of
+  predictors not removed (for selective NB: the subset size).
+* K-fold CV: the statistics of every fold come from **one** pass over the data, accumulating with the
+  class indicator crossed with the fold indicator (K·c pseudo-classes); the training statistics of
+  fold k are total − fold k (`jaxnb.suffstats.subtract`). Folds are 0/1 weights, so fold models are
+  evaluated with ``vmap``.
+* `select_along_path`: the index of the selected model of a path of scores.
+* Fold and split assignment (NumPy, seeded): `stratified_folds`, `validation_split`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .suffstats import SuffStats, accumulate, subtract
+
+__all__ = [
+    "aic",
+    "degrees_of_freedom",
+    "kfold_stats",
+    "fold_weights",
+    "select_along_path",
+    "stratified_folds",
+    "validation_split",
+    "SELECTION_RULES",
+]
+
+SELECTION_RULES = ("min", "min_smallest", "last")
+
+
+def degrees_of_freedom(alpha):
+    r"""d = Σ_i I(α_i > 0) (fsNB Eq. 14) over the last axis; a 0/1 subset mask gives its size."""
+    return (jnp.asarray(alpha) > 0).sum(-1)
+
+
+def aic(log_post, y, d, weight=None):
+    r"""AIC = −(2/N) Σ_r w_r log P(y_r | x_r) + 2 d / N with N = Σ_r w_r (fsNB §6).
+
+    Args:
+      log_post: (n, c) log posterior.
+      y: (n,) int class codes.
+      d: degrees of freedom (`degrees_of_freedom`).
+      weight: optional (n,) row weights.
+    """
+    w = jnp.ones(y.shape, log_post.dtype) if weight is None else jnp.asarray(weight, log_post.dtype)
+    true = jnp.take_along_axis(log_post, y[:, None], axis=-1)[:, 0]
+    N = w.sum()
+    return -2.0 * (w * true).sum() / N + 2.0 * d / N
+
+
+def fold_weights(folds, n_folds: int, dtype=None):
+    """(K, n) 0/1 indicators of the rows of each fold from an (n,) fold assignment."""
+    dtype = dtype or jnp.zeros(()).dtype
+    folds = jnp.asarray(folds)
+    return (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(dtype)
+
+
+@partial(jax.jit, static_argnames=("n_states", "n_classes", "n_folds"))
+def kfold_stats(codes, values, y, folds, weight=None, *, n_states, n_classes, n_folds):
+    r"""Training statistics of every fold, from one pass over the data.
+
+    The rows are accumulated once with the (n, K·c) indicator ``[fold_r = k][y_r = j]`` (times the
+    sample weight), giving the statistics of every fold side by side; the total is their merge and
+    the training statistics of fold k are ``subtract(total, fold_k)``.
+
+    Args:
+      codes, values: (n, q) codes and (n, r) values.
+      y: (n,) int class codes; folds: (n,) int fold index in [0, n_folds).
+      weight: optional (n,) sample weights.
+
+    Returns:
+      (train, fold): `SuffStats` whose leaves have a leading axis K (vmap-ready).
+    """
+    dtype = values.dtype if jnp.issubdtype(values.dtype, jnp.floating) else jnp.zeros(()).dtype
+    Y = jax.nn.one_hot(y, n_classes, dtype=dtype)
+    F = jax.nn.one_hot(folds, n_folds, dtype=dtype)
+    YF = (F[:, :, None] * Y[:, None, :]).reshape((Y.shape[0], n_folds * n_classes))
+    big = accumulate(codes, values, YF, weight, n_states=n_states)
+    K, c = n_folds, n_classes
+    fold = SuffStats(
+        class_weight=big.class_weight.reshape((K, c)),
+        counts=jnp.moveaxis(big.counts.reshape((-1, K, c)), 1, 0),
+        weight=big.weight.reshape((K, c, -1)),
+        mean=big.mean.reshape((K, c, -1)),
+        m2=big.m2.reshape((K, c, -1)),
+        n_states=big.n_states,
+    )
+    total = _merge_folds(fold)
+    train = jax.vmap(subtract, in_axes=(None, 0))(total, fold)
+    return train, fold
+
+
+def _merge_folds(fold: SuffStats) -> SuffStats:
+    """Merge the K fold statistics (leading axis) into the total, exactly (pooled moments)."""
+    w = fold.weight.sum(0)
+    safe = jnp.where(w > 0, w, 1.0)
+    mean = (fold.weight * fold.mean).sum(0) / safe
+    m2 = fold.m2.sum(0) + (fold.weight * (fold.mean - mean[None]) ** 2).sum(0)
+    return SuffStats(fold.class_weight.sum(0), fold.counts.sum(0), w, jnp.where(w > 0, mean, 0.0),
+                     m2, fold.n_states)
+
+
+def select_along_path(path_scores, rule: str = "min", sizes=None, n_valid=None) -> int:
+    r"""Index of the selected model along a path (NumPy; call after the search).
+
+    Args:
+      path_scores: (m,) score of each model (lower is better: AIC, CV or validation error).
+      rule: ``"min"`` — the first index with the lowest score; ``"min_smallest"`` — among the indices
+        with the lowest score, the one with the smallest ``sizes`` (ties: the first; ESANN §5.2's
+        "smallest subset among those with the lowest error"); ``"last"`` — the last valid index.
+      sizes: (m,) model sizes, required for ``"min_smallest"``.
+      n_valid: number of valid leading entries (e.g. ``n_iter + 1``); default all.
+    """
+    if rule not in SELECTION_RULES:
+        raise ValueError(f"rule must be one of {SELECTION_RULES}; got {rule!r}")
+    s = np.asarray(path_scores, dtype=np.float64)
+    if s.ndim != 1 or s.size == 0:
+        raise ValueError(f"path_scores must be a non-empty 1-D array; got shape {s.shape}")
+    m = s.size if n_valid is None else int(n_valid)
+    if not 1 <= m <= s.size:
+        raise ValueError(f"n_valid must be in [1, {s.size}]; got {n_valid!r}")
+    s = s[:m]
+    if rule == "last":
+        return m - 1
+    best = np.flatnonzero(s == np.nanmin(s))
+    if rule == "min":
+        return int(best[0])
+    if sizes is None:
+        raise ValueError("rule='min_smallest' needs sizes=(m,) model sizes")
+    sz = np.asarray(sizes)[:m][best]
+    return int(best[np.argmin(sz)])
+
+
+def stratified_folds(y, n_folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Stratified fold assignment (n,) int: each class's rows shuffled and dealt round-robin.
+
+    Args:
+      y: (n,) labels (any type); n_folds: K >= 2; seed: NumPy seed.
+    """
+    y = np.asarray(y)
+    if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"n_folds must be an int >= 2; got {n_folds!r}")
+    if n_folds > y.shape[0]:
+        raise ValueError(f"n_folds={n_folds} exceeds the number of rows ({y.shape[0]})")
+    rng = np.random.default_rng(seed)
+    folds = np.empty(y.shape[0], np.int32)
+    start = 0
+    for cls in np.unique(y):
+        idx = np.flatnonzero(y == cls)
+        rng.shuffle(idx)
+        # continue the round-robin across classes so fold sizes differ by at most one overall
+        folds[idx] = (np.arange(idx.size) + start) % n_folds
+        start = (start + idx.size) % n_folds
+    return folds
+
+
+def validation_split(y, fraction: float = 0.5, seed: int = 0, stratify: bool = True) -> np.ndarray:
+    """Boolean (n,) mask of validation rows (True), stratified by class by default.
+
+    ESANN §5.2 fits NB on one half of the training set and selects the subset on the other half
+    (keeping class proportions): ``fraction=0.5``.
+    """
+    y = np.asarray(y)
+    if not (isinstance(fraction, (float, int)) and 0.0 < fraction < 1.0):
+        raise ValueError(f"fraction must be in (0, 1); got {fraction!r}")
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(y.shape[0], bool)
+    groups = [np.flatnonzero(y == c) for c in np.unique(y)] if stratify else [np.arange(y.size)]
+    for idx in groups:
+        idx = idx.copy()
+        rng.shuffle(idx)
+        mask[idx[: int(round(fraction * idx.size))]] = True
+    if mask.all() or not mask.any():
+        raise ValueError(f"fraction={fraction} leaves an empty training or validation part")
+    return mask

@@ -1,0 +1,70 @@
+"""Tests for jaxnb.model_selection: AIC, one-pass K-fold statistics, selection rules, splits."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxnb import model_selection as ms
+from jaxnb.methods.nb import fit_stats
+
+
+def _data(seed=0, n=50):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n).astype(np.int32)
+    codes = rng.integers(0, 3, (n, 2)).astype(np.int32)
+    values = rng.normal(size=(n, 2)) + y[:, None]
+    return codes, values, y
+
+
+def test_kfold_stats_equal_direct_fits():
+    codes, values, y = _data()
+    folds = ms.stratified_folds(y, 4, seed=1)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    train, fold = ms.kfold_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
+                                 jnp.asarray(folds), jnp.asarray(w), n_states=(3, 3),
+                                 n_classes=3, n_folds=4)
+    for k in range(4):
+        tw = w * (folds != k)
+        direct = fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
+                           jnp.asarray(tw), n_states=(3, 3), n_classes=3)
+        for name in ("class_weight", "counts", "weight", "mean", "m2"):
+            np.testing.assert_allclose(np.asarray(getattr(train, name)[k]),
+                                       np.asarray(getattr(direct, name)), rtol=1e-10,
+                                       atol=1e-10)
+
+
+def test_aic_formula():
+    rng = np.random.default_rng(0)
+    lp = np.log(rng.dirichlet(np.ones(3), 20))
+    y = rng.integers(0, 3, 20)
+    got = float(ms.aic(jnp.asarray(lp), jnp.asarray(y), 4))
+    assert got == pytest.approx(-2 * lp[np.arange(20), y].mean() + 8 / 20, rel=1e-12)
+    assert int(ms.degrees_of_freedom(jnp.asarray([0.0, 0.3, 1.0, 0.0]))) == 2
+
+
+def test_select_along_path_rules():
+    s = [0.3, 0.2, 0.25, 0.2, 0.1, 0.1]
+    assert ms.select_along_path(s, "min") == 4
+    assert ms.select_along_path(s, "min_smallest", sizes=[0, 1, 2, 3, 5, 4]) == 5
+    assert ms.select_along_path(s, "min", n_valid=4) == 1
+    assert ms.select_along_path(s, "last", n_valid=3) == 2
+    with pytest.raises(ValueError, match="rule"):
+        ms.select_along_path(s, "median")
+    with pytest.raises(ValueError, match="sizes"):
+        ms.select_along_path(s, "min_smallest")
+
+
+def test_stratified_folds_and_validation_split():
+    y = np.repeat([0, 1, 2], [30, 20, 10])
+    f = ms.stratified_folds(y, 5, seed=3)
+    assert np.array_equal(f, ms.stratified_folds(y, 5, seed=3))
+    for cls in range(3):
+        counts = np.bincount(f[y == cls], minlength=5)
+        assert counts.max() - counts.min() <= 1
+    assert np.bincount(f).max() - np.bincount(f).min() <= 1
+    v = ms.validation_split(y, 0.5, seed=0)
+    assert [int(v[y == c].sum()) for c in range(3)] == [15, 10, 5]
+    with pytest.raises(ValueError, match="fraction"):
+        ms.validation_split(y, 1.0)
+    with pytest.raises(ValueError, match="n_folds"):
+        ms.stratified_folds(y, 1)

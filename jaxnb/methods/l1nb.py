@@ -346,6 +346,10 @@ def _lars_core(G, b1, max_steps: int, variant: str) -> LarsPath:
         gamma_enter = jnp.where(
             can_enter, jnp.maximum(lam - c, 0.0) / jnp.where(can_enter, 1.0 - a, 1.0), inf
         )
+        # A predictor can only enter while λ > 0: a crossing at γ ≥ λ happens at or after the END
+        # event (e.g. an all-zero column of B, whose correlation stays 0), where nothing moves;
+        # letting it win the tie with END would add a singular column to the active system.
+        gamma_enter = jnp.where(gamma_enter < lam, gamma_enter, inf)
         if exact:
             can_release = (status == _CAPPED) & (a > 1.0 + tol) & not_last
             gamma_release = jnp.where(

@@ -1,0 +1,126 @@
+"""Tests for jaxnb.methods.weighted (Ferreira weights, gradient-trained weights); float64."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+from jaxnb.likelihood import log_contributions
+from jaxnb.methods.filters import equal_frequency_codes
+from jaxnb.methods.nb import fit_stats
+from jaxnb.methods.weighted import (
+    GradientWeights,
+    ferreira_weights,
+    ferreira_weights_from_counts,
+    fit_gradient_weights,
+    gradient_objective,
+)
+from jaxnb.params import fit_mle
+
+N_STATES = (2, 3, 4)
+
+
+def make_data(seed, n=150, c=3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, c, n)
+    codes = np.stack([rng.integers(0, m, n) for m in N_STATES], 1)
+    codes[:, 1] = np.where(rng.random(n) < 0.6, y % 3, codes[:, 1])
+    values = np.stack([y + rng.normal(size=n), rng.normal(size=n)], 1)
+    w = rng.uniform(0.5, 1.5, n)
+    return codes.astype(np.int32), values, y.astype(np.int32), w
+
+
+def ferreira_reference(codes, y, w, n_states, c, marginal=False):
+    """Loop-based float64 NumPy version of w_i = sqrt(sum_j sum_k [P(j|k) - P(j)]^2)."""
+    prior = np.array([w[y == j].sum() for j in range(c)]) / w.sum()
+    out = []
+    for i, m in enumerate(n_states):
+        tot = 0.0
+        n_i = w[codes[:, i] >= 0].sum()
+        for k in range(m):
+            rows = codes[:, i] == k
+            n_ik = w[rows].sum()
+            if n_ik == 0:
+                continue
+            sq = sum((w[rows & (y == j)].sum() / n_ik - prior[j]) ** 2 for j in range(c))
+            tot += sq * (n_ik / n_i if marginal else 1.0)
+        out.append(np.sqrt(tot))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("weighting", ["uniform", "marginal"])
+def test_ferreira_matches_numpy_reference(seed, weighting):
+    codes, values, y, w = make_data(seed)
+    codes[:5, 2] = -1  # missing values are not counted
+    got = ferreira_weights(jnp.asarray(codes), jnp.asarray(values[:, :0]), jnp.asarray(y),
+                           jnp.asarray(w), n_states=N_STATES, n_classes=3,
+                           state_weighting=weighting)
+    ref = ferreira_reference(codes, y, w, N_STATES, 3, marginal=weighting == "marginal")
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-12, atol=1e-14)
+
+
+def test_ferreira_continuous_uses_equal_frequency_bins():
+    codes, values, y, w = make_data(2)
+    got = ferreira_weights(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), jnp.asarray(w),
+                           n_states=N_STATES, n_classes=3, n_bins=4)
+    bins = np.asarray(equal_frequency_codes(jnp.asarray(values), 4, jnp.asarray(w)))
+    ref = ferreira_reference(np.concatenate([codes, bins], 1), y, w, N_STATES + (4, 4), 3)
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-12)
+    assert got.shape == (5,)
+    assert got[3] > got[4]  # the class-shifted Gaussian outweighs pure noise
+
+
+def test_ferreira_irrelevant_predictor_has_zero_weight_and_jit_equals_eager():
+    # each state holds every class in the class proportions: P(Y | X = k) = P(Y) exactly
+    counts = jnp.array([[2.0, 4.0], [1.0, 2.0], [3.0, 1.0], [0.0, 5.0]])
+    class_weight = jnp.array([3.0, 6.0])
+    n_states = (2, 2)
+    got = ferreira_weights_from_counts(counts, class_weight, n_states)
+    assert float(got[0]) == 0.0
+    jitted = jax.jit(ferreira_weights_from_counts, static_argnums=(2, 3))(
+        counts, class_weight, n_states, "uniform")
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(got), rtol=1e-14)
+    with pytest.raises(ValueError, match="state_weighting"):
+        ferreira_weights_from_counts(counts, class_weight, n_states, "bogus")
+
+
+def _contrib(seed):
+    codes, values, y, w = make_data(seed)
+    with jax.numpy_rank_promotion("allow"):  # core fit_stats trips "raise" (known, reported)
+        stats = fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
+                          jnp.asarray(w), n_states=N_STATES, n_classes=3)
+    params = fit_mle(stats)
+    return log_contributions(params, jnp.asarray(codes), jnp.asarray(values)), params, y, w
+
+
+def test_gradient_weights_improve_on_nb_and_converge():
+    L, params, y, w = _contrib(3)
+    prm, info = fit_gradient_weights(L, jnp.asarray(y), params.log_prior, jnp.asarray(w),
+                                     l2=1e-3, tol=1e-7, max_steps=400)
+    assert bool(info.converged)
+    assert float(info.grad_norm) <= 1e-7
+    assert float(info.loss) <= float(info.initial_loss)
+    assert float(info.log_loss) < float(info.initial_loss) - 1e-4
+    # the reported gradient norm is the norm of the objective's gradient at the returned point
+    g = jax.grad(gradient_objective)(prm, L, jnp.asarray(y), jnp.asarray(w), 1e-3)
+    gnorm = np.sqrt(np.sum(np.asarray(g.weights) ** 2) + np.sum(np.asarray(g.bias) ** 2))
+    np.testing.assert_allclose(gnorm, float(info.grad_norm), rtol=1e-6)
+    # initial loss is NB's mean weighted log-loss
+    lp = jax.nn.log_softmax(params.log_prior[None, :] + L.sum(1), axis=-1)
+    nb_loss = -np.sum(w * np.asarray(lp)[np.arange(len(y)), y]) / w.sum()
+    np.testing.assert_allclose(float(info.initial_loss), nb_loss, rtol=1e-12)
+
+
+def test_gradient_adam_decreases_loss_and_objective_grads():
+    L, params, y, w = _contrib(4)
+    _, info = fit_gradient_weights(L, jnp.asarray(y), params.log_prior, solver="adam",
+                                   learning_rate=0.02, max_steps=200, tol=1e-12)
+    assert int(info.n_steps) == 200
+    assert float(info.log_loss) < float(info.initial_loss)
+    prm = GradientWeights(jnp.full((L.shape[1], 3), 0.8), jnp.array([0.1, -0.2, 0.0]))
+    check_grads(lambda p: gradient_objective(p, L[:20], jnp.asarray(y[:20]),
+                                             jnp.ones(20), 0.1), (prm,), order=1)
+    with pytest.raises(ValueError, match="solver"):
+        fit_gradient_weights(L, jnp.asarray(y), params.log_prior, solver="sgd")

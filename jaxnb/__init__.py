@@ -11,6 +11,18 @@ from . import params as params
 from . import suffstats as suffstats
 from .estimators import BaseNB as BaseNB
 from .estimators import NaiveBayes as NaiveBayes
+from .estimators_penalized import GroupLassoNB as GroupLassoNB
+from .estimators_penalized import L1NB as L1NB
+from .estimators_penalized import WeightedNB as WeightedNB
+from .estimators_search import SelectiveNB as SelectiveNB
+from .estimators_search import StagewiseNB as StagewiseNB
+from .estimators_structure import TAN as TAN
+from .estimators_structure import FilterNB as FilterNB
+from .estimators_structure import FilterWrapperNB as FilterWrapperNB
+from .estimators_structure import FlexibleNB as FlexibleNB
+from .estimators_structure import FlexibleTAN as FlexibleTAN
+from .estimators_structure import GaussianSemiNaiveNB as GaussianSemiNaiveNB
+from .estimators_structure import ParzenNB as ParzenNB
 from .likelihood import (
     combine as combine,
 )
@@ -52,7 +64,9 @@ except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+local"
 
 __all__ = [
-    "BaseNB", "NaiveBayes", "NBParams", "SuffStats", "accumulate", "merge", "subtract", "fit_mle",
+    "BaseNB", "NaiveBayes", "StagewiseNB", "SelectiveNB", "GroupLassoNB", "L1NB", "WeightedNB",
+    "TAN", "GaussianSemiNaiveNB", "FlexibleNB", "FlexibleTAN", "ParzenNB", "FilterNB",
+    "FilterWrapperNB", "NBParams", "SuffStats", "accumulate", "merge", "subtract", "fit_mle",
     "fit_marginal", "interpolate", "fit_nb", "fit_stats", "log_contributions", "log_joint",
     "log_posterior", "combine", "error_rate", "error_probability", "log_loss",
     "joint_log_likelihood", "likelihood", "params", "suffstats",

@@ -52,6 +52,12 @@ def _load_builtin() -> None:
     from . import estimators as est
 
     register("NB", lambda kind: est.NaiveBayes(), "naive Bayes (Laplace CPTs, Gaussian)")
+    from . import estimators_search as search
+
+    register("SNB", lambda kind: search.SelectiveNB(direction="forward"),
+             "selective NB, forward search on training error (Langley & Sage)")
+    register("fsNB", lambda kind: search.StagewiseNB(),
+             "forward stagewise NB (eps=0.025, v=20, early stopping, AIC)")
     # Optional families: registered when their modules are present.
     import importlib
 

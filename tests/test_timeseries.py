@@ -9,6 +9,10 @@ import pytest
 from jaxnb.datasets import timeseries as ts
 
 N_SERIES = 240  # small: the suite must stay quick on 2 shared cores
+# Compilation dominates the run time, and every distinct (shape, window grid) compiles anew: the
+# tests reuse the (N_SERIES, 200) shape, the windows of `test_window_pvalues_match_scipy` and the
+# default grid of the `esann` fixture wherever they can, so that most calls hit the jit cache.
+P_WINDOWS = (10, 20, 60)
 
 
 @pytest.fixture(scope="module")
@@ -68,15 +72,15 @@ def test_simulator_classes_and_shapes(series):
 
 
 def test_simulator_is_deterministic_from_key():
-    a = ts.simulate_series(jax.random.key(3), 12)
-    b = ts.simulate_series(jax.random.key(3), 12)
-    c = ts.simulate_series(jax.random.key(4), 12)
+    a = ts.simulate_series(jax.random.key(3), N_SERIES)  # same shape as `series`: no new compile
+    b = ts.simulate_series(jax.random.key(3), N_SERIES)
+    c = ts.simulate_series(jax.random.key(4), N_SERIES)
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     assert not np.array_equal(np.asarray(a.values), np.asarray(c.values))
 
 
-@pytest.mark.parametrize("window", [10, 30, 60])
+@pytest.mark.parametrize("window", P_WINDOWS)
 def test_window_pvalues_match_scipy(series, window):
     sp = pytest.importorskip("scipy.stats")
     pvals, positions, valid = ts.window_pvalues(series.values, series.lengths, window)
@@ -104,11 +108,19 @@ def test_window_pvalues_match_scipy(series, window):
             assert p_f == pytest.approx(ref_f, rel=1e-6, abs=1e-12)
 
 
+def _padded(rows, size=200):
+    """`rows` (k, m) placed in the first rows of a zero (N_SERIES, size) array (shared shape)."""
+    out = np.zeros((N_SERIES, size))
+    out[: rows.shape[0], : rows.shape[1]] = rows
+    return out
+
+
 def test_window_pvalues_with_ties():
     sp = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(0)
     x = np.round(rng.normal(size=(3, 60)), 0)  # heavy ties
-    pvals, positions, _ = ts.window_pvalues(x, np.array([60, 60, 60]), 20)
+    lengths = np.full(N_SERIES, 60)
+    pvals, positions, _ = ts.window_pvalues(_padded(x), lengths, 20)  # cached: P_WINDOWS has 20
     for i in range(3):
         for k in (0, 10, 40):
             t = positions[k]
@@ -120,15 +132,20 @@ def test_window_pvalues_with_ties():
             assert float(pvals[i, 1, k]) == pytest.approx(ref_ks, abs=1e-9)
 
 
-def test_scores_confirmation_semantics():
+def test_scores_confirmation_semantics(esann):
     # one strong mean change at t = 100 in a length-200 series; a pure-noise series beside it
     rng = np.random.default_rng(1)
     x = rng.normal(size=(2, 200))
     x[0, 100:] += 4.0
-    lengths = np.array([200, 150])
-    conf, pos = ts.compute_scores(x, lengths, windows=(20,), confirmations=(1, 3))
-    pvals, positions, valid = ts.window_pvalues(x, lengths, 20)
-    p = np.where(np.asarray(valid)[:, None, :], np.asarray(pvals), 1.0)
+    lengths = np.full(N_SERIES, 200)
+    lengths[1] = 150
+    # the default grid on the (N_SERIES, 200) shape reuses the graph compiled for `esann`;
+    # window 20 is DEFAULT_WINDOWS[1], confirmations 1 and 3 are DEFAULT_CONFIRMATIONS[:2]
+    assert ts.DEFAULT_WINDOWS[1] == 20 and ts.DEFAULT_CONFIRMATIONS[:2] == (1, 3)
+    conf, pos = ts.compute_scores(_padded(x), lengths)
+    conf, pos = np.asarray(conf)[:2, 1:2, :, :2], np.asarray(pos)[:2, 1:2]
+    pvals, positions, valid = ts.window_pvalues(_padded(x), lengths, 20)
+    p = np.where(np.asarray(valid)[:2, None, :], np.asarray(pvals)[:2], 1.0)
     np.testing.assert_allclose(conf[:, 0, :, 0], p.min(-1), rtol=1e-12)
     run3 = np.stack([p[..., i : i + 3].max(-1) for i in range(p.shape[-1] - 2)], -1).min(-1)
     np.testing.assert_allclose(conf[:, 0, :, 1], run3, rtol=1e-12)

@@ -41,13 +41,19 @@ Indicators are highly redundant by construction (nested levels, nested m), and f
 the smallest levels are unreachable (e.g. Mann–Whitney with h = 5 cannot go below p ≈ 0.009), so
 some columns are constant; ESANN studies exactly this redundant setting.
 
-Computation. All windows of one series share a band of pairwise comparisons
-B[s, d] = 1[x_{s+d} <= x_s] (and the strict version), |d| < 2 H for the largest half-window H; its
-prefix sums along d give, for any window, the count of window values <= x_s in O(1). The empirical
-CDF differences (KS), midrank sums (MW) and tie counts then cost O(h) per split position instead of
-O(h^2). Window sums for the F-test come from cumulative sums of the centred series. The per-series
-function is vectorized with `jax.vmap` in batches (`jax.lax.map(..., batch_size=...)`); the static
-loop over the handful of window lengths is unrolled at trace time.
+Computation. Series are processed in batches laid out (T, B), the series axis last, so that every
+operation is a contiguous vector operation over the batch (no gathers, no per-series vmap layout).
+All windows of a batch share a band of pairwise comparisons B[d, s] = 1[x_{s+d} <= x_s] (and the
+strict version), |d| < 2 H for the largest half-window H, accumulated into prefix counts along d by
+a `lax.scan` of shifted slices (a cumsum lowers to an associative scan that is slow to compile and
+to run on XLA CPU); any window count of values <= x_s is then a difference of two prefix rows, read
+for all split positions at once as anti-diagonals (one slice + reshape of the row-reversed band).
+The empirical CDF differences (KS), midrank sums (MW) and tie counts thus cost O(h) per split
+position instead of O(h^2), and stay integer until reduced. Window sums for the F-test come from
+cumulative sums of the centred series. The statistics of all windows are concatenated before the
+p-value transforms, so erfc, the Kolmogorov series and the incomplete beta function are compiled
+once. Batches go through `jax.lax.map` (`batch_size` series each; 64 keeps a batch's band in
+cache); the static loop over the handful of window lengths is unrolled at trace time.
 
 References:
   T. Rabenoro, J. Lacaille, M. Cottrell, F. Rossi. Search strategies for binary feature selection
@@ -200,75 +206,89 @@ def _kolmogorov_sf(lam):
 
 
 def _band_prefix(x, dmax):
-    """Prefix counts P[r, s] = #{d <= r - dmax - 1 : x_{s+d} (<= or <) x_s}, |d| <= dmax, (2 dmax +
-    2, T).
+    """Prefix counts over the comparison band of a batch of series laid out (T, B), series last.
 
-    Row 0 is zero; int16 counts (<= 2 dmax + 1) halve memory traffic. The band is built from static
-    shifted slices of the +inf-padded series (a shifted
-    slice is a copy; an index gather is a slow scalar loop on XLA CPU).
+    P[r, s, b] = #{d <= r - dmax - 1 : x_{s+d, b} (<= or <) x_{s, b}}, |d| <= dmax; shape
+    (2 dmax + 2, T, B), row 0 is zero. int16 counts (<= 2 dmax + 1) halve memory traffic. The rows
+    are accumulated by a `lax.scan` over d, each step one contiguous shifted slice of the
+    +inf-padded batch (a slice is a copy; an index gather or a cumsum lowered to an associative
+    scan is slow to run and to compile on XLA CPU). With the series last, every op is a
+    contiguous vector op over the batch.
     """
     size = x.shape[0]
-    pad = jnp.full((dmax,), jnp.inf, x.dtype)
+    pad = jnp.full((dmax,) + x.shape[1:], jnp.inf, x.dtype)
     xpad = jnp.concatenate([pad, x, pad])
-    other = jnp.stack([xpad[d : d + size] for d in range(2 * dmax + 1)])  # x_{s+d}, (2dmax+1, T)
-    le = (other <= x[None, :]).astype(jnp.int16)
-    lt = (other < x[None, :]).astype(jnp.int16)
-    zero = jnp.zeros((1, size), jnp.int16)
-    return (
-        jnp.concatenate([zero, jax.lax.associative_scan(jnp.add, le, axis=0)]),
-        jnp.concatenate([zero, jax.lax.associative_scan(jnp.add, lt, axis=0)]),
-    )
+    zero = jnp.zeros(x.shape, jnp.int16)
+
+    def step(carry, d):
+        acc_le, acc_lt = carry
+        other = jax.lax.dynamic_slice_in_dim(xpad, d, size, axis=0)  # x_{s+d-dmax}
+        acc_le = acc_le + (other <= x).astype(jnp.int16)
+        acc_lt = acc_lt + (other < x).astype(jnp.int16)
+        return (acc_le, acc_lt), (acc_le, acc_lt)
+
+    _, (le, lt) = jax.lax.scan(step, (zero, zero), jnp.arange(2 * dmax + 1))
+    return jnp.concatenate([zero[None], le]), jnp.concatenate([zero[None], lt])
 
 
-def _anti_diagonals(prefix, dmax, half, shift):
-    """M[jj, t'] = prefix[dmax + shift + half - jj, t' + jj], jj < 2h, t' < T - 2h + 1.
+def _flip_flat(prefix, max_half):
+    """Rows reversed and (row, T) flattened, + zero tail: ((2dmax+2) T + 2 max_half + 1, B)."""
+    rows, size = prefix.shape[:2]
+    flat = prefix[::-1].reshape((rows * size,) + prefix.shape[2:])
+    tail = jnp.zeros((2 * max_half + 1,) + prefix.shape[2:], prefix.dtype)
+    return jnp.concatenate([flat, tail])
 
-    With j = jj - h and t = t' + h this is the count at sample s = t + j for the window edge at
-    offset t + shift - s. Reversing the rows turns these anti-diagonals into a constant-stride walk
-    through memory, so one slice and one reshape extract them all (flat index base + t' + jj (T +
-    1)).
+
+def _anti_diagonals(flat, rows, size, half, r0):
+    """M[jj, t', b] = prefix[r0 - jj, t' + jj, b], jj < 2h, t' < T - 2h + 1, from `_flip_flat`.
+
+    Reversing the rows turns these anti-diagonals into a constant-stride walk through memory
+    (flat row index base + t' + jj (T + 1)), so one slice and one reshape extract them all.
     """
-    rows, size = prefix.shape
     n_pos = size - 2 * half + 1
-    r0 = dmax + shift + half
-    flat = jnp.concatenate([prefix[::-1].reshape(-1), jnp.zeros((2 * half + 1,), prefix.dtype)])
     base = (rows - 1 - r0) * size
-    block = jax.lax.slice_in_dim(flat, base, base + 2 * half * (size + 1))
-    return block.reshape(2 * half, size + 1)[:, :n_pos]
+    block = jax.lax.slice_in_dim(flat, base, base + 2 * half * (size + 1), axis=0)
+    return block.reshape((2 * half, size + 1) + flat.shape[1:])[:, :n_pos]
 
 
-def _series_pvalues(x, length, half, dmax, prefix_le, prefix_lt, csum1, csum2):
-    """p-values (3, n_pos) of MW, KS, F at positions t = half .. size - half, and their validity."""
-    size = x.shape[0]
-    dtype = x.dtype
+def _batch_statistics(length, half, dmax, flat_le, flat_lt, csum1, csum2, dtype):
+    """Test statistics of a (T, B) batch at t = half .. T - half, each (n_pos, B).
+
+    Returns (ks_arg, mw_z, mw_var, f_ratio, f_total, valid): the Kolmogorov argument λ, the
+    Mann–Whitney z and variance of U, the F-test ratio r = v_after / (v_a + v_b) and v_a + v_b,
+    and the validity mask. The p-value transforms are applied once to all windows together by
+    `_pvalues_from_statistics` (one instance of each special function in the compiled graph).
+    """
+    rows = 2 * dmax + 2
+    size = csum1.shape[0] - 1
     n_pos = size - 2 * half + 1
     t = jnp.arange(half, size - half + 1)
 
-    def count(prefix, shift_hi, shift_lo):  # (2h, n_pos): rows index s = t + j, j = -h..h-1
-        hi = _anti_diagonals(prefix, dmax, half, shift_hi)
-        return hi - _anti_diagonals(prefix, dmax, half, shift_lo)
+    # rows index s = t + j, j = -h..h-1; window edges relative to s: t - h - s = -j - h,
+    # t - s = -j, t + h - s = -j + h, i.e. prefix rows r0 = dmax + h + shift for shift -h, 0, h
+    def edges(flat):
+        return [_anti_diagonals(flat, rows, size, half, dmax + half + s) for s in (-half, 0, half)]
 
-    # window edges relative to s = t + j: t - s = -j, t - h - s = -j - h, t + h - s = -j + h
-    before_le = count(prefix_le, 0, -half)  # #{u in [t-h, t): x_u <= x_s}
-    after_le = count(prefix_le, half, 0)
-    before_lt = count(prefix_lt, 0, -half)
-    after_lt = count(prefix_lt, half, 0)
+    le0, le1, le2 = edges(flat_le)
+    lt0, lt1, lt2 = edges(flat_lt)
     h = float(half)
 
-    # Kolmogorov–Smirnov: sup |F_before - F_after| is attained at a sample point
-    d_stat = jnp.max(jnp.abs(before_le - after_le), axis=0).astype(dtype) / h
+    # Kolmogorov–Smirnov: sup |F_before - F_after| is attained at a sample point; with
+    # before = le1 - le0 (#{u in [t-h, t): x_u <= x_s}) and after = le2 - le1 the difference is
+    # 2 le1 - le0 - le2. Counts stay integer (int16: |.| <= 2h) until the reductions are done.
+    d_count = jnp.max(jnp.abs(2 * le1 - le0 - le2), axis=0)
     sqrt_e = math.sqrt(h / 2.0)
-    p_ks = _kolmogorov_sf((sqrt_e + 0.12 + 0.11 / sqrt_e) * d_stat)
+    ks_arg = (sqrt_e + 0.12 + 0.11 / sqrt_e) * (d_count.astype(dtype) / h)
 
     # Mann–Whitney: U of the before sample = sum over before points of (#after < x_s + #after ==
-    # x_s / 2)
-    u_before = 0.5 * jnp.sum((after_le + after_lt)[:half], axis=0).astype(dtype)
-    ties = (before_le + after_le - before_lt - after_lt).astype(dtype)  # size of x_s's tie group
-    tie_term = jnp.sum(ties**2 - 1.0, axis=0)  # = Σ_groups (t³ - t)
+    # x_s / 2); the integer sum (<= 2 h^2) is exact in int32
+    after_sum = (le2 - le1 + lt2 - lt1)[:half].astype(jnp.int32)
+    u_before = 0.5 * jnp.sum(after_sum, axis=0).astype(dtype)
+    ties = ((le2 - le0) - (lt2 - lt0)).astype(jnp.int32)  # size of x_s's tie group
+    tie_term = jnp.sum(ties * ties - 1, axis=0).astype(dtype)  # = Σ_groups (t³ - t), exact
     n_all = 2.0 * h
     var_u = h * h / 12.0 * ((n_all + 1.0) - tie_term / (n_all * (n_all - 1.0)))
     z = (jnp.abs(u_before - h * h / 2.0) - 0.5) / jnp.sqrt(jnp.maximum(var_u, 1e-30))
-    p_mw = jnp.where(var_u > 0, _normal_two_sided(z), 1.0)
 
     # F-test of variances, (h-1, h-1) df: p = 2 I_{min(r, 1-r)}(ν/2, ν/2), r = v_after / (v_a + v_b)
     def window_var(sum1, sum2):
@@ -281,28 +301,79 @@ def _series_pvalues(x, length, half, dmax, prefix_le, prefix_lt, csum1, csum2):
     var_after = window_var(c1_hi - c1_mid, c2_hi - c2_mid)
     total = var_before + var_after
     ratio = var_after / jnp.where(total > 0, total, 1.0)
-    half_df = jnp.asarray(0.5 * (h - 1.0), dtype)
+
+    valid = t[:, None] + half <= length[None, :]
+    return ks_arg, z, var_u, ratio, total, valid
+
+
+def _pvalues_from_statistics(halves, stats):
+    """[(p-values (3, n_pos_h, B) in TEST_NAMES order, valid)] from `_batch_statistics` outputs.
+
+    All windows are concatenated along the position axis so that erfc, the Kolmogorov series and
+    the incomplete beta function appear once in the graph (compile time), elementwise as before.
+    """
+    sizes = [s[0].shape[0] for s in stats]
+    cat = lambda k: jnp.concatenate([s[k] for s in stats], axis=0)
+    ks_arg, z, var_u, ratio, total = (cat(k) for k in range(5))
+    dtype = ratio.dtype
+    half_df = jnp.concatenate(
+        [jnp.full(s[3].shape, 0.5 * (h - 1.0), dtype) for h, s in zip(halves, stats, strict=True)]
+    )
+    p_ks = _kolmogorov_sf(ks_arg)
+    p_mw = jnp.where(var_u > 0, _normal_two_sided(z), 1.0)
     p_f = 2.0 * betainc(half_df, half_df, jnp.minimum(ratio, 1.0 - ratio))
     p_f = jnp.where(total > 0, jnp.minimum(p_f, 1.0), 1.0)
+    p_all = jnp.stack([p_mw, p_ks, p_f])
+    out, start = [], 0
+    for size, s in zip(sizes, stats, strict=True):
+        out.append((p_all[:, start : start + size], s[5]))
+        start += size
+    return out
 
-    valid = t + half <= length
-    pvalues = jnp.stack([p_mw, p_ks, p_f])
-    assert pvalues.shape == (3, n_pos)
-    return pvalues, valid
 
-
-def _series_all_windows(x, length, halves):
-    """p-values for every half-window in `halves`: list of ((3, n_pos_h), (n_pos_h,)) pairs."""
+def _batch_all_windows(x, length, halves):
+    """p-values for every half-window in `halves` of a (T, B) batch: [((3, n_pos_h, B), (n_pos_h,
+    B))]."""
     dmax = 2 * max(halves) - 1
     prefix_le, prefix_lt = _band_prefix(x, dmax)
+    flat_le, flat_lt = _flip_flat(prefix_le, max(halves)), _flip_flat(prefix_lt, max(halves))
     # centring by the series mean keeps the running sums small (float32 cancellation in Σx² -
     # (Σx)²/h)
-    mean = jnp.sum(x) / jnp.maximum(length, 1).astype(x.dtype)
-    xc = jnp.where(jnp.arange(x.shape[0]) < length, x - mean, 0.0)
-    zero = jnp.zeros((1,), x.dtype)
-    csum1 = jnp.concatenate([zero, jnp.cumsum(xc)])
-    csum2 = jnp.concatenate([zero, jnp.cumsum(xc * xc)])
-    return [_series_pvalues(x, length, h, dmax, prefix_le, prefix_lt, csum1, csum2) for h in halves]
+    lf = jnp.maximum(length, 1).astype(x.dtype)
+    mean = jnp.sum(x, axis=0) / lf
+    xc = jnp.where(jnp.arange(x.shape[0])[:, None] < length[None, :], x - mean[None, :], 0.0)
+    zero = jnp.zeros((1,) + x.shape[1:], x.dtype)
+    csum1 = jnp.concatenate([zero, jnp.cumsum(xc, axis=0)])
+    csum2 = jnp.concatenate([zero, jnp.cumsum(xc * xc, axis=0)])
+    stats = [
+        _batch_statistics(length, h, dmax, flat_le, flat_lt, csum1, csum2, x.dtype) for h in halves
+    ]
+    return _pvalues_from_statistics(halves, stats)
+
+
+def _map_batches(fn, values, lengths, batch_size):
+    """Apply `fn((T, B) batch, (B,) lengths)` to batches of series; outputs get the series axis
+    first.
+
+    The series are padded to a multiple of the batch size and laid out (batches, T, B) so that the
+    batch is the minor (contiguous) axis inside `fn`; the per-batch results (..., B) are moved
+    back to (n, ...).
+    """
+    n, size = values.shape
+    batch = min(batch_size, n)
+    n_batches = -(-n // batch)
+    pad = n_batches * batch - n
+    v = jnp.concatenate([values, jnp.zeros((pad, size), values.dtype)])
+    lens = jnp.concatenate([lengths, jnp.full((pad,), size, lengths.dtype)])
+    v = v.reshape(n_batches, batch, size).transpose(0, 2, 1)
+    lens = lens.reshape(n_batches, batch)
+    out = jax.lax.map(lambda args: fn(*args), (v, lens))
+
+    def unbatch(a):  # (n_batches, ..., B) -> (n, ...)
+        a = jnp.moveaxis(a, -1, 1)
+        return a.reshape((n_batches * batch,) + a.shape[2:])[:n]
+
+    return jax.tree_util.tree_map(unbatch, out)
 
 
 def _check_series(values, lengths):
@@ -326,9 +397,10 @@ def _check_windows(windows, max_length):
     return windows
 
 
-@partial(jax.jit, static_argnames=("half",))
-def _window_pvalues_jit(values, lengths, half):
-    return jax.vmap(lambda x, n: _series_all_windows(x, n, (half,))[0])(values, lengths)
+@partial(jax.jit, static_argnames=("half", "batch_size"))
+def _window_pvalues_jit(values, lengths, half, batch_size=64):
+    fn = lambda x, n: _batch_all_windows(x, n, (half,))[0]
+    return _map_batches(fn, values, lengths, batch_size)
 
 
 def window_pvalues(values, lengths, window: int) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -352,26 +424,29 @@ def window_pvalues(values, lengths, window: int) -> tuple[jax.Array, jax.Array, 
 # ----------------------------------------------------------------------------------------------
 # Summary scores and indicators
 # ----------------------------------------------------------------------------------------------
-def _series_scores(x, length, halves, confirmations):
-    """Scores of one series: confirmation (n_windows, 3, n_conf) and relative argmin (n_windows,
-    3)."""
+def _batch_scores(x, length, halves, confirmations):
+    """Scores of a (T, B) batch: confirmation (n_windows, 3, n_conf, B) and relative argmin
+    (n_windows, 3, B)."""
     conf_all, pos_all = [], []
-    for h, (p, valid) in zip(halves, _series_all_windows(x, length, halves), strict=True):
-        p = jnp.where(valid[None, :], p, 1.0)  # invalid positions never look significant
+    for h, (p, valid) in zip(halves, _batch_all_windows(x, length, halves), strict=True):
+        p = jnp.where(valid[None], p, 1.0)  # invalid positions never look significant
+        n_pos = p.shape[1]
         conf = []
-        for m in confirmations:
-            run_max = jax.lax.reduce_window(p, -jnp.inf, jax.lax.max, (1, m), (1, 1), "VALID")
+        for m in confirmations:  # running max over m consecutive positions, from static slices
+            run_max = p[:, : n_pos - m + 1]
+            for i in range(1, m):
+                run_max = jnp.maximum(run_max, p[:, i : i + n_pos - m + 1])
             conf.append(jnp.min(run_max, axis=1))
         conf_all.append(jnp.stack(conf, axis=1))
         t_star = jnp.argmin(p, axis=1) + h
-        pos_all.append(t_star.astype(x.dtype) / length.astype(x.dtype))
+        pos_all.append(t_star.astype(x.dtype) / length.astype(x.dtype)[None, :])
     return jnp.stack(conf_all), jnp.stack(pos_all)
 
 
 @partial(jax.jit, static_argnames=("halves", "confirmations", "batch_size"))
 def _scores_jit(values, lengths, halves, confirmations, batch_size):
-    fn = lambda args: _series_scores(args[0], args[1], halves, confirmations)
-    return jax.lax.map(fn, (values, lengths), batch_size=batch_size)
+    fn = lambda x, n: _batch_scores(x, n, halves, confirmations)
+    return _map_batches(fn, values, lengths, batch_size)
 
 
 def compute_scores(
@@ -380,7 +455,7 @@ def compute_scores(
     *,
     windows=DEFAULT_WINDOWS,
     confirmations=DEFAULT_CONFIRMATIONS,
-    batch_size: int = 256,
+    batch_size: int = 64,
 ) -> tuple[jax.Array, jax.Array]:
     r"""Continuous per-series scores before thresholding.
 
@@ -430,7 +505,7 @@ def compute_indicators(
     levels=DEFAULT_LEVELS,
     confirmations=DEFAULT_CONFIRMATIONS,
     central_fraction: float = DEFAULT_CENTRAL_FRACTION,
-    batch_size: int = 256,
+    batch_size: int = 64,
 ) -> IndicatorData:
     r"""Binary indicators I = 1[s <= λ] of ESANN §2 (the default grid gives 810; see module doc).
 

@@ -1,0 +1,66 @@
+"""Averaged NB (MODL + compression-weighted selective NB models)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+
+from jaxnb.stream.anb import AveragedNB, subset_prior_cost
+from jaxnb.stream.simulate import StreamSpec, make_rows
+
+
+@pytest.fixture(scope="module")
+def redundant_data():
+    spec = StreamSpec(n_predictors=16, n_relevant=5, n_redundant=8, redundant_sources=2,
+                      signal=1.5, weakest=0.15, n_examples=9_000, n_test=3_000,
+                      chunk_rows=3_000, seed=1)
+    Xte, yte = make_rows(spec, 0, 3_000)
+    X, y = make_rows(spec, 3_000, 9_000)
+    return spec, X, y, Xte, yte
+
+
+def test_subset_prior_cost():
+    for k, p in [(0, 5), (3, 10), (10, 10)]:
+        ref = math.log(p + 1) + gammaln(p + 1) - gammaln(k + 1) - gammaln(p - k + 1)
+        np.testing.assert_allclose(float(subset_prior_cost(float(k), float(p))), ref, rtol=1e-12)
+
+
+def test_anb_weights_and_accuracy(redundant_data):
+    spec, X, y, Xte, yte = redundant_data
+    nb = AveragedNB(mode="nb").fit(X, y)
+    anb = AveragedNB(mode="average", n_starts=2).fit(X, y)
+    assert ((anb.weights_ >= 0) & (anb.weights_ <= 1)).all()
+    assert anb.n_models_ > spec.n_predictors
+    assert anb.score(Xte, yte) >= nb.score(Xte, yte) + 0.005
+    # irrelevant predictors: one MODL interval, hence no influence on the posterior
+    irr = spec.kind == 2
+    assert (anb.n_intervals_[irr] == 1).mean() >= 0.6
+
+
+def test_map_cost_is_recomputed_cost(redundant_data):
+    _, X, y, _, _ = redundant_data
+    m = AveragedNB(mode="map", n_starts=1).fit(X, y)
+    assert set(np.unique(m.weights_)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(np.flatnonzero(m.weights_), m.selected_)
+    # float64 NumPy recomputation of cost(M) = log(p+1) + log C(p, |M|) - sum_r log P_M(y_r | x_r)
+    logp = m.predict_log_proba(X)
+    nll = -logp[np.arange(len(y)), y].sum()
+    p, k = X.shape[1], len(m.selected_)
+    prior = math.log(p + 1) + gammaln(p + 1) - gammaln(k + 1) - gammaln(p - k + 1)
+    np.testing.assert_allclose(m.map_cost_, prior + nll, rtol=1e-9)
+    assert m.map_cost_ < m.null_cost_
+
+
+def test_discrete_columns_and_validation():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 800)
+    cat = np.where(rng.random(800) < 0.8, y, 1 - y) + 2 * rng.integers(0, 2, 800)
+    X = np.column_stack([cat.astype(float), rng.normal(size=800) + y])
+    m = AveragedNB(discrete=[0]).fit(X, y)
+    assert m.n_intervals_[0] == 4 and m.score(X, y) > 0.75
+    Xu = X.copy()
+    Xu[0, 0] = 17.0  # unseen category: contributes 0, no error
+    assert np.isfinite(m.predict_proba(Xu)).all()
+    with pytest.raises(ValueError, match="mode must be"):
+        AveragedNB(mode="bma").fit(X, y)

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 
-.PHONY: demo test venv venv-test lint bench paper experiments-quick clean
+.PHONY: demo test venv venv-test lint bench bench-khiops paper experiments-quick clean
 
 $(VENV)/.created:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or run make PYTHON=python3)"; exit 1; }
@@ -34,7 +34,12 @@ lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff format --check jaxnb tests experiments benchmarks
 
 bench: $(VENV)/.installed-test
-	$(PY) benchmarks/bench_nb.py
+	$(PIP) install -e ".[bench]"
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# Khiops needs scikit-learn < 1.9, so it gets its own environment under benchmarks/khiops/.
+bench-khiops:
+	$(MAKE) -C benchmarks/khiops bench-khiops PYTHON=$(PYTHON)
 
 experiments-quick: $(VENV)/.installed-test
 	$(PY) experiments/run_all.py --quick

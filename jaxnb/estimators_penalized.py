@@ -15,7 +15,6 @@ References:
 
 from __future__ import annotations
 
-import numbers
 import time
 from functools import partial
 
@@ -24,6 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import likelihood as lk
+from ._checks import check_bool as _check_bool
+from ._checks import check_choice as _check_choice
+from ._checks import check_int as _check_int
+from ._checks import check_real as _check_real
 from .estimators import BaseNB
 from .methods import group_lasso as gl
 from .methods import l1nb
@@ -42,34 +45,6 @@ _log_joint = jax.jit(lk.log_joint)
 
 # ------------------------------------------------------------------------------------------------
 # eager validation helpers
-
-
-def _check_real(name, value, low=None, high=None, low_open=False, high_open=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise ValueError(f"{name} must be a finite number; got {name}={value!r}")
-    if low is not None and (value <= low if low_open else value < low):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}; got {name}={value!r}")
-    if high is not None and (value >= high if high_open else value > high):
-        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high}; "
-                         f"got {name}={value!r}")
-
-
-def _check_int(name, value, low, allow_none=False):
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}{' or None' if allow_none else ''}; "
-                         f"got {name}={value!r}")
-
-
-def _check_choice(name, value, choices):
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}")
-
-
-def _check_bool(name, value):
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be True or False; got {name}={value!r}")
 
 
 class _PenalizedBase(BaseNB):

@@ -24,7 +24,6 @@ Missing values are not supported by these estimators (``missing="error"``).
 
 from __future__ import annotations
 
-import numbers
 import time
 
 import jax
@@ -32,6 +31,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import likelihood as lk
+from ._checks import check_choice as _check_choice
+from ._checks import check_fraction as _check_fraction
+from ._checks import check_int as _check_int
+from ._checks import check_real as _check_real
 from .estimators import BaseNB, _float_dtype
 from .methods import filters as flt
 from .methods import kernel as kde
@@ -61,35 +64,6 @@ _fit_mle = jax.jit(fit_mle)
 # --------------------------------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------------------------------
-def _check_real(name, value, low=None, low_open=False, allow_none=False):
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise ValueError(f"{name} must be a finite number{' or None' if allow_none else ''}; got "
-                         f"{name}={value!r}")
-    if low is not None and (value <= low if low_open else value < low):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}; got {name}={value!r}")
-
-
-def _check_int(name, value, low, allow_none=False):
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}{' or None' if allow_none else ''}; "
-                         f"got {name}={value!r}")
-
-
-def _check_choice(name, value, choices):
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}")
-
-
-def _check_fraction(name, value):
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not 0.0 < float(value) < 1.0):
-        raise ValueError(f"{name} must be a float in (0, 1); got {name}={value!r}")
-
-
 def _check_h(h):
     if h is not None:
         _check_real("h", h, 0.0, low_open=True, allow_none=True)

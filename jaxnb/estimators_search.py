@@ -8,13 +8,15 @@ mask columns of ``path_``) are in the user's column order.
 
 from __future__ import annotations
 
-import numbers
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._checks import check_choice as _check_choice
+from ._checks import check_int as _check_int
+from ._checks import check_real as _check_real
 from .estimators import BaseNB
 from .methods import selective as sel
 from .methods import stagewise as sw
@@ -40,29 +42,6 @@ def _scores_alpha(omega1, omega0, alpha, codes, values):
 def _scores_mask(omega1, mask, codes, values):
     L = sel.mle_contributions(omega1, codes, values)
     return omega1.log_prior[None, :] + jnp.einsum("npc,p->nc", L, mask.astype(L.dtype))
-
-
-def _check_real(name, value, low=None, high=None, low_open=False, high_open=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise ValueError(f"{name} must be a finite number; got {name}={value!r}")
-    if low is not None and (value <= low if low_open else value < low):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}; got {name}={value!r}")
-    if high is not None and (value >= high if high_open else value > high):
-        op = "<" if high_open else "<="
-        raise ValueError(f"{name} must be {op} {high}; got {name}={value!r}")
-
-
-def _check_int(name, value, low, allow_none=False):
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}{' or None' if allow_none else ''}; "
-                         f"got {name}={value!r}")
-
-
-def _check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}")
 
 
 class _SearchBase(BaseNB):
@@ -97,7 +76,10 @@ class StagewiseNB(_SearchBase):
       criterion: search criterion on the training rows: "error" (the paper), "error_probability"
         or "log_loss".
       patience: early stopping after this many iterations without improvement of the best training
-        criterion (the paper uses early stopping without giving the value; 10 is our choice).
+        criterion. The paper uses early stopping without giving the value; 6 is the value whose
+        mean number of evaluations on the Table-1 scenarios (≈ 6,660) matches the paper's 6,732
+        (fsNB §7.1) — chosen from a training-side count, not from test error. On Table 1 the
+        whole path (None) gives lower test error but selects many more predictors.
         None runs until every α is 1 or ``max_iter``.
       max_iter: iteration budget (default p⌈1/ε⌉, enough for the full path).
       selection: "aic" (AIC = Q + 2d/N, fsNB Eq. 14; first minimum), "last", or "cv" (K-fold CV
@@ -112,7 +94,7 @@ class StagewiseNB(_SearchBase):
     """
 
     def __init__(self, discrete="auto", n_states=None, alpha=1.0, var_smoothing=1e-9,
-                 epsilon=0.025, n_steps=20, step_rule="t_eps", criterion="error", patience=10,
+                 epsilon=0.025, n_steps=20, step_rule="t_eps", criterion="error", patience=6,
                  max_iter=None, selection="aic", n_folds=5, random_state=0, missing="error",
                  unseen="error"):
         self.discrete = discrete

@@ -185,18 +185,42 @@ def test_vmap_over_datasets_equals_loop():
 
 
 def test_no_recompilation_for_same_shapes():
-    """New data, ε and patience of the same shapes reuse the compiled search."""
+    """New data, ε and patience of the same shapes reuse the compiled search.
+
+    k_max = ⌈1/ε⌉ is static (it sizes the precomputed level table); ε values sharing it
+    (0.25, 0.26, 0.3 all give k_max = 4) share one compilation.
+    """
     runs = []
     for s in range(3):
         cd, vl, yy, ns, c = _data(10 + s)
         o1, o0 = _omegas(cd, vl, yy, ns, c)
-        eps = (0.1, 0.2, 0.25)[s]
+        eps = (0.25, 0.26, 0.3)[s]
+        assert sw.n_units(eps) == 4
         before = sw.fsnb_path._cache_size()
         sw.fsnb_path(o1, o0, jnp.asarray(cd), jnp.asarray(vl), jnp.asarray(yy), jnp.ones(len(yy)),
                      epsilon=eps, patience=3 + s, n_steps=5, max_iter=25,
                      k_max=sw.n_units(eps)).n_iter.block_until_ready()
         runs.append(sw.fsnb_path._cache_size() - before)
     assert runs[1:] == [0, 0]
+
+
+def test_candidate_criterion_matches_argmax_with_ties():
+    """The argmax-free error (ties to the lowest class) equals argmax-based error, ties included."""
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 3, size=(4, 5, 3, 40)).astype(float)  # many exact ties
+    y = rng.integers(0, 3, 40)
+    w = rng.uniform(0.5, 2.0, 40)
+    onehot = jax.nn.one_hot(jnp.asarray(y), 3, dtype=bool).T
+    got = sw._candidate_criterion(jnp.asarray(scores), jnp.asarray(y), onehot, jnp.asarray(w),
+                                  w.sum(), "error")
+    ref = ((np.argmax(scores, axis=-2) != y) * w).sum(-1) / w.sum()
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=0, atol=1e-12)
+    for crit in ("error_probability", "log_loss"):
+        got = sw._candidate_criterion(jnp.asarray(scores), jnp.asarray(y), onehot,
+                                      jnp.asarray(w), w.sum(), crit)
+        ref = sw.criterion_from_scores(jnp.asarray(np.swapaxes(scores, -1, -2)), jnp.asarray(y),
+                                       jnp.asarray(w), crit)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-12)
 
 
 def test_weights_select_rows():

@@ -1,0 +1,227 @@
+"""The fsNB paper's Table-1 grid through `jaxnb.sweep` vs looping the estimators in Python.
+
+Grid: 4 scenarios (DI, CI, DR, CR) x 100 data sets (N = 300 training, 3000 test rows, p = 20,
+J = 3; `jaxnb.datasets.make_table1_batch`) x the core methods that exist in this checkout:
+
+* NB, alpha in {0.5, 1, 2}          loop: ``NaiveBayes(alpha=a).fit(X, y)`` per data set and alpha
+* fsNB (eps = 0.025, v = 20, patience 10, AIC selection; the paper's setting)
+                                    loop: ``StagewiseNB(...).fit(X, y)`` per data set
+* aL1/L2-NB (adaptive group lasso), the 8-point geometric penalty grid lambda_max ... 1e-3
+  lambda_max of each data set (warm-started path)
+                                    loop: ``GroupLassoNB(n_penalties=8, selection="aic").fit``
+                                    per data set; compared: the number of active predictors at
+                                    every grid point and the test error of the AIC-selected model
+
+Both sides run in float64 (so "identical" can be asserted exactly: test errors equal to 1e-12,
+selected-predictor counts equal) and both are timed warm (each compiled once on one data set
+before the clock starts); the cold times (compilation included) are printed too. Target: the sweep
+is >= 5x faster than the loop over the whole grid.
+
+On CPU the process exposes one XLA device per core (``--cpu-devices``, default all cores, set via
+XLA_FLAGS before JAX starts), so the sweep splits the data sets over the cores; the loop runs one
+fit at a time, as a user would.
+
+Usage: python benchmarks/bench_sweep.py [--datasets 100] [--quick] [--methods nb,fsnb,group_lasso]
+                                        [--cpu-devices N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def _early_cpu_devices(argv):
+    """--cpu-devices must act before JAX initializes its backends."""
+    n = os.cpu_count() or 1
+    for i, a in enumerate(argv):
+        if a == "--cpu-devices" and i + 1 < len(argv):
+            n = int(argv[i + 1])
+        elif a.startswith("--cpu-devices="):
+            n = int(a.split("=", 1)[1])
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" not in flags and n > 1:
+        os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
+
+
+if __name__ == "__main__":
+    _early_cpu_devices(sys.argv[1:])
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from jaxnb import NaiveBayes  # noqa: E402
+from jaxnb.datasets import make_table1_batch  # noqa: E402
+from jaxnb.sweep import available_sweep_methods, sweep_methods  # noqa: E402
+
+SCENARIOS = ("DI", "CI", "DR", "CR")
+ALPHAS = [0.5, 1.0, 2.0]
+FSNB = {"epsilon": [0.025], "patience": [10]}
+GL_N, GL_RATIO = 8, 1e-3
+# the estimator's grid (jaxnb.methods.group_lasso.penalty_grid) as fractions of lambda_max, computed
+# the same way so that both sides solve at bit-identical penalties
+GL_FRACTIONS = np.asarray(jnp.logspace(0.0, jnp.log10(jnp.asarray(GL_RATIO)), GL_N))
+GL_OPTIONS = {"relative": True, "adaptive": True, "alpha": 1.0, "tol": 1e-7, "max_steps": 2000}
+
+
+def _grid(methods):
+    grid = {"nb": {"alpha": ALPHAS}, "fsnb": FSNB, "group_lasso": {"penalty": GL_FRACTIONS}}
+    return {m: grid[m] for m in methods}
+
+
+def run_sweep(data, n_states, methods):
+    t0 = time.perf_counter()
+    _, res = sweep_methods(
+        data,
+        _grid(methods),
+        n_states=n_states,
+        options={"group_lasso": GL_OPTIONS} if "group_lasso" in methods else None,
+    )
+    jax.block_until_ready(0)
+    return res, time.perf_counter() - t0
+
+
+def run_loop(data, n_states, methods, datasets):
+    """The same grid with the estimators, one fit at a time."""
+    from jaxnb.estimators_penalized import GroupLassoNB
+    from jaxnb.estimators_search import StagewiseNB
+
+    disc = bool(n_states)
+    kw = dict(discrete="all", n_states=list(n_states)) if disc else dict(discrete="none")
+    out = {m: {} for m in methods}
+    t0 = time.perf_counter()
+    for d in datasets:
+        X = data["codes_train" if disc else "values_train"][d]
+        Xt = data["codes_test" if disc else "values_test"][d]
+        y, yt = data["y_train"][d], data["y_test"][d]
+        if "nb" in methods:
+            for h, a in enumerate(ALPHAS):
+                m = NaiveBayes(alpha=a, **kw).fit(X, y)
+                out["nb"][(d, h)] = (np.mean(m.predict(Xt) != yt), None)
+        if "fsnb" in methods:
+            m = StagewiseNB(
+                epsilon=FSNB["epsilon"][0],
+                patience=FSNB["patience"][0],
+                n_steps=20,
+                selection="aic",
+                **kw,
+            ).fit(X, y)
+            out["fsnb"][(d, 0)] = (np.mean(m.predict(Xt) != yt), m.n_selected_)
+        if "group_lasso" in methods:
+            m = GroupLassoNB(
+                adaptive=True,
+                n_penalties=GL_N,
+                penalty_ratio=GL_RATIO,
+                selection="aic",
+                alpha=GL_OPTIONS["alpha"],
+                tol=GL_OPTIONS["tol"],
+                max_steps=GL_OPTIONS["max_steps"],
+                **kw,
+            ).fit(X, y)
+            for h in range(GL_N):
+                err = np.mean(m.predict(Xt) != yt) if h == m.selected_index_ else None
+                out["group_lasso"][(d, h)] = (err, int(m.path_["n_active"][h]))
+    return out, time.perf_counter() - t0
+
+
+def check_identical(res, loop, methods):
+    bad = []
+    for m in methods:
+        arr = res[m].arrays
+        for (d, h), (err, count) in loop[m].items():
+            if err is not None and abs(arr["test_error"][d, h, 0, 0] - err) > 1e-12:
+                bad.append((m, d, h, "test_error", arr["test_error"][d, h, 0, 0], err))
+            if count is not None:
+                key = "n_selected" if m == "fsnb" else "n_active"
+                if int(arr[key][d, h, 0, 0]) != count:
+                    bad.append((m, d, h, key, int(arr[key][d, h, 0, 0]), count))
+    return bad
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", type=int, default=100, help="data sets per scenario")
+    ap.add_argument("--quick", action="store_true", help="10 data sets per scenario")
+    ap.add_argument(
+        "--methods",
+        default=None,
+        help="comma-separated subset of " + ",".join(available_sweep_methods()),
+    )
+    ap.add_argument(
+        "--cpu-devices",
+        type=int,
+        default=os.cpu_count(),
+        help="XLA CPU devices (one per core by default; read before JAX starts)",
+    )
+    args = ap.parse_args(argv)
+    n_ds = 10 if args.quick else args.datasets
+    methods = [m for m in ("nb", "fsnb", "group_lasso") if m in available_sweep_methods()]
+    if args.methods:
+        methods = [m for m in args.methods.split(",") if m in methods]
+    print(
+        f"devices: {jax.devices()}; cpus: {os.cpu_count()}; load average: "
+        f"{os.getloadavg()[0]:.1f}; methods: {methods}; {n_ds} data sets x 4 scenarios",
+        flush=True,
+    )
+    per = {
+        m: {"sweep": 0.0, "sweep_cold": 0.0, "loop": 0.0, "loop_cold": 0.0, "bad": 0}
+        for m in methods
+    }
+    for sc in SCENARIOS:
+        data, n_states = make_table1_batch(jax.random.PRNGKey(2011), sc, n_datasets=n_ds)
+        data = {k: np.asarray(v) for k, v in data.items()}
+        line = []
+        for m in methods:
+            _, t_cold = run_sweep(data, n_states, [m])  # compiles
+            res, t_sweep = run_sweep(data, n_states, [m])
+            _, t_loop_cold = run_loop(data, n_states, [m], [0])  # compiles the estimator
+            loop, t_loop = run_loop(data, n_states, [m], range(n_ds))
+            bad = check_identical(res, loop, [m])
+            for b in bad[:5]:
+                print("   mismatch:", b)
+            err = float(res[m].arrays["test_error"].mean(axis=(0, 2, 3)).min())
+            q = per[m]
+            q["sweep"] += t_sweep
+            q["sweep_cold"] += t_cold
+            q["loop"] += t_loop
+            q["loop_cold"] += t_loop_cold + t_loop
+            q["bad"] += len(bad)
+            line.append(
+                f"{m}: sweep {t_sweep:.2f} s / loop {t_loop:.2f} s "
+                f"({t_loop / t_sweep:.1f}x), test error {err:.3f}"
+            )
+        print(f"{sc}: " + "; ".join(line), flush=True)
+    print()
+    hdr = (
+        f"{'method':>12} {'sweep s':>9} {'loop s':>9} {'ratio':>7} {'sweep cold s':>13} "
+        f"{'loop cold s':>12} {'identical':>9}"
+    )
+    print(hdr)
+    print("-" * len(hdr))
+    tot = {
+        k: sum(q[k] for q in per.values())
+        for k in ("sweep", "loop", "sweep_cold", "loop_cold", "bad")
+    }
+    for m, q in list(per.items()) + [("total", tot)]:
+        print(
+            f"{m:>12} {q['sweep']:9.2f} {q['loop']:9.2f} {q['loop'] / q['sweep']:6.1f}x "
+            f"{q['sweep_cold']:13.2f} {q['loop_cold']:12.2f} "
+            f"{'yes' if not q['bad'] else 'NO':>9}"
+        )
+    ratio = tot["loop"] / tot["sweep"]
+    print(
+        f"data sets: {n_ds} x {len(SCENARIOS)} scenarios; target >= 5x (warm, whole grid): "
+        f"{'met' if ratio >= 5 else 'MISSED'} ({ratio:.1f}x); load average now "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    assert tot["bad"] == 0, "sweep and loop results differ"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,783 @@
+r"""Data-parallel naive Bayes on JAX's distributed engine (``jax.sharding`` + ``jax.shard_map``).
+
+Everything NB learns from rows is a sum over rows, so data parallelism needs one collective:
+
+* **Sufficient statistics.** Every device accumulates the statistics of its block of rows
+  (`jaxnb.suffstats.accumulate`, the usual single-device code) and the blocks are combined with
+  ``psum`` by the pooled (Chan, Golub & LeVeque 1979) form of `jaxnb.suffstats.merge`::
+
+      N_j = psum(N_j^(d)),   N_ijk = psum(N_ijk^(d)),   W_ij = psum(W_ij^(d)),
+      mean_ij = psum(W_ij^(d) mean_ij^(d)) / W_ij,
+      m2_ij   = psum(m2_ij^(d) + W_ij^(d) (mean_ij^(d) - mean_ij)^2).
+
+  The pooled form is the exact multi-way merge (no ``E[x^2] - E[x]^2`` cancellation); the model
+  equals the single-device one up to round-off (tests: 1e-6 in float32 terms, ~1e-12 in float64).
+* **Gradient-based fits whose loss is a sum over rows** (weighted NB, any log-loss): the global
+  loss is ``psum`` of the per-device loss, and ``jax.grad`` of that global function differentiates
+  through ``shard_map`` (the transpose of replicating the parameters over the devices is a
+  ``psum``), so the gradient is all-reduced by JAX itself (`sharded_loss`,
+  `sharded_value_and_grad`, `fit_wnb_sharded`).
+* **Group-lasso NB** (`jaxnb.methods.group_lasso`) sees the data only through the statistics:
+  its negative log-likelihood is a function of ``(counts, weight, mean, m2)``, so it is
+  data-parallel trivially — psum the statistics once, then solve on every device
+  (`fit_group_lasso_sharded`). No collective runs inside the solver.
+
+Rows are split over a 1-D device mesh (axis ``"data"``). ``n`` must be a multiple of the device
+count; `shard_rows` pads with rows of weight 0 (codes 0, values 0, class 0), which contribute
+nothing to any weighted sum.
+
+Multi-host use (one process per host, e.g. SLURM / TPU pods / several GPU nodes)::
+
+    import jax, jaxnb.distributed as jd
+    jax.distributed.initialize()          # coordinator address, process count and id from the
+                                          # environment (or pass them explicitly)
+    mesh = jd.make_mesh()                 # all devices of all processes, axis "data"
+    # each process reads ONLY its own rows (e.g. rows [pid * m, (pid + 1) * m) of a shared file)
+    codes, values, y, w = jd.shard_process_local_rows(codes_local, values_local, y_local,
+                                                      mesh=mesh)
+    stats = jd.fit_stats_sharded(codes, values, y, w, n_states=..., n_classes=..., mesh=mesh)
+
+`shard_process_local_rows` pads every process to the same local row count (agreed with
+``multihost_utils.process_allgather``) and builds global arrays with
+``jax.make_array_from_process_local_data``; no process ever holds another process's rows. The fitted
+statistics and parameters are replicated on every device (``out_specs=P()``), so every process can
+predict. When a host's rows do not fit in memory either, each process streams its part with
+`jaxnb.outofcore.fit_stats_out_of_core` and `merge_stats_across_processes` combines the results.
+See ``docs/SCALING.md``.
+
+Accelerators: the code is backend-agnostic; install the CUDA wheels with the ``gpu`` extra
+(``pip install -e ".[gpu]"``) or ``jax[tpu]``. To exercise several devices on a CPU, start Python
+with ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` (``make test`` uses 4).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import optax.tree_utils as otu
+from jax import lax
+from jax.sharding import AxisType, Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from . import likelihood as lk
+from .methods import group_lasso as gl
+from .params import NBParams, fit_mle
+from .suffstats import SuffStats, accumulate
+
+__all__ = [
+    "DATA_AXIS",
+    "make_mesh",
+    "row_sharding",
+    "pad_rows",
+    "shard_rows",
+    "shard_process_local_rows",
+    "psum_stats",
+    "merge_stacked_stats",
+    "merge_stats_across_processes",
+    "fit_stats_sharded",
+    "fit_nb_sharded",
+    "sharded_loss",
+    "sharded_value_and_grad",
+    "WNBParams",
+    "WNBInfo",
+    "wnb_row_loss",
+    "fit_wnb",
+    "fit_wnb_sharded",
+    "predict_wnb",
+    "fit_group_lasso_sharded",
+]
+
+#: Name of the mesh axis rows are split over.
+DATA_AXIS = "data"
+
+
+# ---------------------------------------------------------------------------------------- mesh
+def make_mesh(n_devices: int | None = None, *, axis_name: str = DATA_AXIS, devices=None) -> Mesh:
+    """A 1-D mesh of ``n_devices`` devices (default: all devices of all processes).
+
+    The axis type is ``Auto`` (sharding propagated by the compiler outside `shard_map`), so arrays
+    that are not yet sharded are resharded on entry rather than rejected.
+
+    Args:
+      n_devices: number of devices (the first ``n_devices`` of ``jax.devices()``); None: all.
+      axis_name: mesh axis name used by the collectives (default ``"data"``).
+      devices: explicit device list (overrides ``n_devices``).
+    """
+    if devices is None:
+        all_devices = jax.devices()
+        if n_devices is None:
+            n_devices = len(all_devices)
+        if not isinstance(n_devices, (int, np.integer)) or not 1 <= n_devices <= len(all_devices):
+            raise ValueError(
+                f"n_devices must be an int in [1, {len(all_devices)}] (the number of "
+                f"visible devices); got {n_devices=}"
+            )
+        devices = all_devices[: int(n_devices)]
+    devices = list(devices)
+    return jax.make_mesh(
+        (len(devices),), (axis_name,), axis_types=(AxisType.Auto,), devices=devices
+    )
+
+
+def _axis(mesh: Mesh) -> str:
+    if len(mesh.axis_names) != 1:
+        raise ValueError(f"expected a 1-D mesh (see make_mesh); got axes {mesh.axis_names}")
+    return mesh.axis_names[0]
+
+
+def row_sharding(mesh: Mesh) -> NamedSharding:
+    """Sharding that splits the leading (row) axis over the mesh and replicates the rest."""
+    return NamedSharding(mesh, P(_axis(mesh)))
+
+
+# ----------------------------------------------------------------------------------- padding
+def pad_rows(codes, values, y, weight=None, *, multiple: int, n_rows: int | None = None):
+    """Pad rows (NumPy) to ``n_rows`` (default: the next multiple of ``multiple``) with weight 0.
+
+    Padded rows have code 0, value 0 and class 0, so every term they add to a weighted sum (counts,
+    Gaussian moments, row losses) is multiplied by weight 0.
+
+    Returns:
+      (codes, values, y, weight) with the same dtypes and ``weight`` filled with ones if None.
+    """
+    codes, values, y = np.asarray(codes), np.asarray(values), np.asarray(y)
+    n = codes.shape[0]
+    weight = (
+        np.ones((n,), values.dtype if values.dtype.kind == "f" else np.float32)
+        if (weight is None)
+        else np.asarray(weight)
+    )
+    target = n_rows if n_rows is not None else -(-n // multiple) * multiple
+    if target < n or target % multiple:
+        raise ValueError(f"cannot pad {n} rows to {target} rows in multiples of {multiple}")
+    extra = target - n
+    if not extra:
+        return codes, values, y, weight
+
+    def pad(a):
+        return np.concatenate([a, np.zeros((extra,) + a.shape[1:], a.dtype)])
+
+    return pad(codes), pad(values), pad(y), pad(weight)
+
+
+def _float_dtype():
+    return jnp.zeros(()).dtype
+
+
+def _check_rows(codes, values, y, weight, n_states, n_classes, check_values):
+    n_states = tuple(int(m) for m in n_states)
+    if codes.ndim != 2 or values.ndim != 2 or y.ndim != 1:
+        raise ValueError(
+            f"codes (n, q), values (n, r) and y (n,) must be 2-D, 2-D and 1-D; got "
+            f"shapes {codes.shape}, {values.shape}, {y.shape}"
+        )
+    n = codes.shape[0]
+    if values.shape[0] != n or y.shape[0] != n or (weight is not None and weight.shape != (n,)):
+        raise ValueError(
+            f"codes, values, y and weight must have the same number of rows; got "
+            f"{codes.shape[0]}, {values.shape[0]}, {y.shape[0]}"
+            f"{'' if weight is None else f', {weight.shape}'}"
+        )
+    if codes.shape[1] != len(n_states):
+        raise ValueError(
+            f"codes has {codes.shape[1]} columns but n_states has {len(n_states)} "
+            f"entries; pass one state count per discrete column"
+        )
+    if not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
+        raise ValueError(f"n_classes must be an int >= 2; got {n_classes=}")
+    if not check_values:
+        return n_states
+    c_np, y_np = np.asarray(codes), np.asarray(y)
+    if len(n_states) and n:
+        hi = np.asarray(n_states)[None, :]
+        if ((c_np >= hi) | (c_np < -1)).any():
+            raise ValueError(
+                f"codes must lie in [0, n_states) (or -1 for missing); got values in "
+                f"[{c_np.min()}, {c_np.max()}] for {n_states=}"
+            )
+    if n and (y_np.min() < 0 or y_np.max() >= n_classes):
+        raise ValueError(
+            f"y must hold class codes in [0, {n_classes}); got values in "
+            f"[{y_np.min()}, {y_np.max()}]"
+        )
+    if weight is not None:
+        w = np.asarray(weight)
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError("weight must be finite and non-negative")
+    return n_states
+
+
+def _addressable(*arrays) -> bool:
+    return all(not isinstance(a, jax.Array) or a.is_fully_addressable for a in arrays)
+
+
+def shard_rows(codes, values, y, weight=None, *, mesh: Mesh):
+    """Pad rows to a multiple of the device count (weight 0) and place them on the mesh.
+
+    Single-process helper: the caller holds all rows. For several processes use
+    `shard_process_local_rows`.
+
+    Returns:
+      (codes, values, y, weight) as ``jax.Array``s sharded by rows (`row_sharding`).
+    """
+    d = mesh.devices.size
+    dtype = _float_dtype()
+    codes = np.asarray(codes, np.int32)
+    values = np.asarray(values, dtype)
+    y = np.asarray(y, np.int32)
+    weight = None if weight is None else np.asarray(weight, dtype)
+    arrs = pad_rows(codes, values, y, weight, multiple=d)
+    sh = row_sharding(mesh)
+    return tuple(jax.device_put(a, sh) for a in arrs)
+
+
+def shard_process_local_rows(
+    codes, values, y, weight=None, *, mesh: Mesh, rows_per_process: int | None = None
+):
+    """Build row-sharded global arrays from the rows this process holds (multi-host).
+
+    Every process passes its own rows; the global array is their concatenation in process order
+    (``jax.make_array_from_process_local_data``). Each process's rows are padded with weight-0 rows
+    to ``rows_per_process`` (default: the largest local row count over processes, rounded up to a
+    multiple of the local device count; agreeing on it costs one small ``process_allgather``).
+    With one process this equals `shard_rows`.
+
+    Returns:
+      (codes, values, y, weight), global ``jax.Array``s sharded by rows.
+    """
+    from jax.experimental import multihost_utils
+
+    local_devices = [dv for dv in mesh.devices.flat if dv.process_index == jax.process_index()]
+    ld = max(len(local_devices), 1)
+    dtype = _float_dtype()
+    codes = np.asarray(codes, np.int32)
+    values = np.asarray(values, dtype)
+    y = np.asarray(y, np.int32)
+    weight = None if weight is None else np.asarray(weight, dtype)
+    if rows_per_process is None:
+        n_local = np.asarray([codes.shape[0]], np.int64)
+        if jax.process_count() > 1:
+            n_local = np.asarray(multihost_utils.process_allgather(n_local))
+        rows_per_process = int(-(-int(n_local.max()) // ld) * ld)
+    arrs = pad_rows(codes, values, y, weight, multiple=ld, n_rows=rows_per_process)
+    sh = row_sharding(mesh)
+    n_global = rows_per_process * jax.process_count()
+    return tuple(
+        jax.make_array_from_process_local_data(sh, a, (n_global,) + a.shape[1:]) for a in arrs
+    )
+
+
+def _place(codes, values, y, weight, mesh):
+    """Use already-sharded global arrays as they are; pad and place anything else."""
+    d = mesh.devices.size
+    if all(isinstance(a, jax.Array) for a in (codes, values, y, weight)) and (
+        codes.shape[0] % d == 0
+    ):
+        return codes, values, y, weight
+    if not _addressable(codes, values, y, weight):
+        raise ValueError(
+            "global (multi-process) arrays must have a row count divisible by the "
+            "device count and a weight array; build them with "
+            "shard_process_local_rows"
+        )
+    return shard_rows(codes, values, y, weight, mesh=mesh)
+
+
+# -------------------------------------------------------------------------- sufficient stats
+def psum_stats(stats: SuffStats, axis_name: str = DATA_AXIS) -> SuffStats:
+    r"""All-reduce per-device statistics inside ``shard_map``: the pooled multi-way merge.
+
+    Counts and class weights are summed; the Gaussian moments are merged by the pooled form of
+    Chan et al. (mean = Σ_d W_d mean_d / W; m2 = Σ_d [m2_d + W_d (mean_d − mean)²]), which is
+    `jaxnb.suffstats.merge` applied to all devices at once.
+    """
+    psum = partial(lax.psum, axis_name=axis_name)
+    w = psum(stats.weight)
+    safe = jnp.where(w > 0, w, 1.0)
+    mean = jnp.where(w > 0, psum(stats.weight * stats.mean) / safe, 0.0)
+    m2 = psum(stats.m2 + stats.weight * (stats.mean - mean) ** 2)
+    return SuffStats(psum(stats.class_weight), psum(stats.counts), w, mean, m2, stats.n_states)
+
+
+def merge_stacked_stats(stats: SuffStats) -> SuffStats:
+    """Merge statistics stacked on a leading axis (e.g. per process or per chunk) into one.
+
+    The same pooled multi-way merge as `psum_stats`, over axis 0 instead of a mesh axis.
+    """
+    w = stats.weight.sum(0)
+    safe = jnp.where(w > 0, w, 1.0)
+    mean = jnp.where(w > 0, (stats.weight * stats.mean).sum(0) / safe, 0.0)
+    m2 = (stats.m2 + stats.weight * (stats.mean - mean[None]) ** 2).sum(0)
+    return SuffStats(stats.class_weight.sum(0), stats.counts.sum(0), w, mean, m2, stats.n_states)
+
+
+def merge_stats_across_processes(stats: SuffStats) -> SuffStats:
+    """Merge the statistics each process computed on its own rows (multi-host, host memory).
+
+    For rows that never become one global array, e.g. every process streams its own part of a file
+    with `jaxnb.outofcore.fit_stats_out_of_core`: the (tiny) statistics are all-gathered with
+    ``multihost_utils.process_allgather`` and merged (`merge_stacked_stats`). Every process gets
+    the same result. With one process this returns ``stats`` unchanged.
+    """
+    if jax.process_count() == 1:
+        return stats
+    from jax.experimental import multihost_utils
+
+    leaves = (stats.class_weight, stats.counts, stats.weight, stats.mean, stats.m2)
+    gathered = [jnp.asarray(multihost_utils.process_allgather(np.asarray(a))) for a in leaves]
+    return merge_stacked_stats(SuffStats(*gathered, stats.n_states))
+
+
+@partial(jax.jit, static_argnames=("n_states", "n_classes", "mesh", "block_size"))
+def _fit_stats_sharded(codes, values, y, weight, *, n_states, n_classes, mesh, block_size):
+    axis = _axis(mesh)
+
+    def local(codes, values, y, weight):
+        Y = jax.nn.one_hot(y, n_classes, dtype=values.dtype)
+        stats = accumulate(codes, values, Y, weight, n_states=n_states, block_size=block_size)
+        return psum_stats(stats, axis)
+
+    rows = P(axis)
+    # check_vma=False: accumulate's blocked loop starts from a constant (device-invariant) carry
+    # that its body makes per-device, which the varying-axis type check rejects. Nothing here is
+    # differentiated and every output is a psum, so the result is replicated either way.
+    return jax.shard_map(
+        local, mesh=mesh, in_specs=(rows, rows, rows, rows), out_specs=P(), check_vma=False
+    )(codes, values, y, weight)
+
+
+def fit_stats_sharded(
+    codes,
+    values,
+    y,
+    weight=None,
+    *,
+    n_states,
+    n_classes,
+    mesh: Mesh,
+    block_size: int | None = None,
+    check_input: bool = True,
+) -> SuffStats:
+    r"""Sufficient statistics of rows split over the devices of ``mesh`` (psum of per-device stats).
+
+    Equals `jaxnb.methods.nb.fit_stats` on the same rows up to round-off. Rows are padded to a
+    multiple of the device count with weight 0 (`shard_rows`) unless they already are global
+    ``jax.Array``s of such a length (e.g. from `shard_process_local_rows`).
+
+    Args:
+      codes: (n, q) int discrete codes (-1 = missing); values: (n, r) float (NaN = missing);
+        y: (n,) int class codes; weight: optional (n,) sample weights.
+      n_states, n_classes: static shape information.
+      mesh: a 1-D mesh (`make_mesh`).
+      block_size: rows per scanned block on each device (see `jaxnb.suffstats.accumulate`).
+      check_input: validate code / label ranges and weights in NumPy first (only for arrays this
+        process can read; shapes are always checked).
+
+    Returns:
+      `SuffStats`, replicated on every device of the mesh.
+    """
+    n_states = _check_rows(
+        codes,
+        values,
+        y,
+        weight,
+        n_states,
+        n_classes,
+        check_input and _addressable(codes, values, y, weight),
+    )
+    codes, values, y, weight = _place(codes, values, y, weight, mesh)
+    return _fit_stats_sharded(
+        codes,
+        values,
+        y,
+        weight,
+        n_states=n_states,
+        n_classes=int(n_classes),
+        mesh=mesh,
+        block_size=block_size,
+    )
+
+
+def fit_nb_sharded(
+    codes,
+    values,
+    y,
+    weight=None,
+    *,
+    n_states,
+    n_classes,
+    mesh: Mesh,
+    alpha=1.0,
+    var_smoothing=1e-9,
+    block_size=None,
+    check_input=True,
+) -> NBParams:
+    """Naive Bayes Ω⁽¹⁾ (`jaxnb.params.fit_mle`) from `fit_stats_sharded`; replicated result."""
+    stats = fit_stats_sharded(
+        codes,
+        values,
+        y,
+        weight,
+        n_states=n_states,
+        n_classes=n_classes,
+        mesh=mesh,
+        block_size=block_size,
+        check_input=check_input,
+    )
+    return jax.jit(fit_mle)(stats, alpha, var_smoothing)
+
+
+# ---------------------------------------------------------------------- losses over rows
+def sharded_loss(loss_fn, mesh: Mesh):
+    r"""Global loss ``params, data -> Σ_d loss_fn(params, data_d)`` for a loss that sums over rows.
+
+    Args:
+      loss_fn: ``(params, data) -> scalar``, a sum (not a mean) over the rows of ``data`` (a pytree
+        of arrays with a leading row axis; padded rows must carry weight 0 inside ``loss_fn``).
+      mesh: 1-D mesh; ``data`` leaves are split by rows, ``params`` are replicated.
+
+    Returns:
+      A function of ``(params, data)`` that can be jitted and differentiated: ``jax.grad`` through
+      ``shard_map`` all-reduces the gradient (the transpose of replicating ``params`` is a psum).
+    """
+    axis = _axis(mesh)
+
+    def total(params, data):
+        specs = jax.tree.map(lambda _: P(axis), data)
+        # check_vma=False: core losses may run loops (lax.scan over row blocks) whose initial carry
+        # is a constant, which the varying-axis type check rejects. The loss is a psum, so value
+        # and gradient are the same either way (tests compare both with a single device).
+        fn = jax.shard_map(
+            lambda p, d: lax.psum(loss_fn(p, d), axis),
+            mesh=mesh,
+            in_specs=(P(), specs),
+            out_specs=P(),
+            check_vma=False,
+        )
+        return fn(params, data)
+
+    return total
+
+
+def sharded_value_and_grad(loss_fn, params, data, mesh: Mesh):
+    """``(loss, grad)`` of the row-sum loss over rows split across ``mesh`` (see `sharded_loss`).
+
+    ``data`` leaves must have a row count divisible by the device count (pad with weight-0 rows,
+    `pad_rows`). Jit the caller (or this function) to avoid retracing.
+    """
+    return jax.value_and_grad(sharded_loss(loss_fn, mesh))(params, data)
+
+
+# --------------------------------------------------------------------------- weighted NB
+class WNBParams(eqx.Module):
+    r"""Weighted NB with one weight per predictor and class and a free bias (online WNB form).
+
+    ``log_joint[r, j] = bias_j + Σ_i weights[i, j] log f(x_ri | Y = j; Ω⁽¹⁾_i)``
+    (Salperwyck, Lemaire & Hue 2015, eq. 2; docs/CONVENTIONS.md, combination rules).
+
+    Attributes:
+      nb: the NB parameters Ω⁽¹⁾ whose log-contributions are combined (held fixed).
+      weights: (p, c) combination weights, predictor order [discrete, continuous].
+      bias: (c,) class bias (starts at the log prior).
+    """
+
+    nb: NBParams
+    weights: jax.Array
+    bias: jax.Array
+
+
+class WNBInfo(NamedTuple):
+    """Solver record of `fit_wnb` / `fit_wnb_sharded`.
+
+    Attributes:
+      num_steps: optimizer steps taken; objective: final objective value; grad_norm: norm of the
+      objective's gradient at the returned weights; converged: ``grad_norm <= tol``.
+    """
+
+    num_steps: jax.Array
+    objective: jax.Array
+    grad_norm: jax.Array
+    converged: jax.Array
+
+
+def _wnb_block_loss(nb, weights, bias, data):
+    s = lk.log_joint(nb, data["codes"], data["values"], weights, bias)
+    lp = jax.nn.log_softmax(s, axis=-1)
+    true = jnp.take_along_axis(lp, data["y"][:, None], axis=-1)[:, 0]
+    return -jnp.sum(data["weight"] * true)
+
+
+def wnb_row_loss(nb: NBParams, weights, bias, data, *, block_rows: int = 2048):
+    r"""Σ_r w_r (logsumexp_j s_rj − s_{r,y_r}), s = bias + Σ_i W[i, j] L[r, i, j]: a sum over rows.
+
+    ``data`` is a dict with ``codes``, ``values``, ``y`` and ``weight`` (rows of weight 0, e.g.
+    padding, contribute 0). Convex in (weights, bias): the scores are linear in both.
+
+    Rows are summed ``block_rows`` at a time (``lax.map`` over blocks, scalar per block), so
+    reverse-mode differentiation keeps only per-block residuals: memory and time stay linear in n.
+    """
+    n = data["y"].shape[0]
+    if n <= block_rows:
+        return _wnb_block_loss(nb, weights, bias, data)
+    nblk = n // block_rows
+    head = jax.tree.map(
+        lambda a: a[: nblk * block_rows].reshape((nblk, block_rows) + a.shape[1:]), data
+    )
+    total = jnp.sum(lax.map(lambda blk: _wnb_block_loss(nb, weights, bias, blk), head))
+    if n - nblk * block_rows:
+        tail = jax.tree.map(lambda a: a[nblk * block_rows :], data)
+        total = total + _wnb_block_loss(nb, weights, bias, tail)
+    return total
+
+
+class _Theta(eqx.Module):
+    weights: jax.Array
+    bias: jax.Array
+
+
+def _solve(objective, theta0, *, max_steps, tol, optimizer):
+    """Minimize ``objective(theta)`` with an optax transform in a ``lax.while_loop``.
+
+    The default optimizer is optax's L-BFGS with its zoom line search (full-batch, needs the
+    objective itself; ``optax.value_and_grad_from_state`` reuses the line search's last value).
+    Any other optax transform (``optax.sgd(lr)``, ``optax.adam(lr)``) is a plain gradient step.
+    """
+    opt = optax.lbfgs() if optimizer is None else optimizer
+    opt = optax.with_extra_args_support(opt)
+    state0 = opt.init(theta0)
+    cached = optimizer is None
+    vg_cached = optax.value_and_grad_from_state(objective)
+    vg_plain = jax.value_and_grad(objective)
+
+    def value_grad(theta, state):
+        return vg_cached(theta, state=state) if cached else vg_plain(theta)
+
+    # carry: theta, optimizer state, steps, value and gradient AT theta (so the stopping test and
+    # the reported residual certify the returned point).
+    def cond(carry):
+        _, _, k, _, grad = carry
+        return (k < max_steps) & (otu.tree_norm(grad) > tol)
+
+    def body(carry):
+        theta, state, k, value, grad = carry
+        updates, state = opt.update(grad, state, theta, value=value, grad=grad, value_fn=objective)
+        theta = optax.apply_updates(theta, updates)
+        value, grad = value_grad(theta, state)
+        return theta, state, k + 1, value, grad
+
+    v0, g0 = vg_plain(theta0)
+    theta, _, k, value, grad = lax.while_loop(cond, body, (theta0, state0, jnp.int32(0), v0, g0))
+    gnorm = otu.tree_norm(grad)
+    return theta, WNBInfo(k, value, gnorm, gnorm <= tol)
+
+
+def _wnb_objective(row_total_fn, nb, total_weight, l2, n_pred):
+    c = nb.n_classes
+
+    def objective(theta):
+        data_term = row_total_fn(nb, theta.weights, theta.bias) / total_weight
+        reg = (
+            0.5
+            * l2
+            * (jnp.sum((theta.weights - 1.0) ** 2) + jnp.sum((theta.bias - nb.log_prior) ** 2))
+        )
+        return data_term + reg
+
+    theta0 = _Theta(jnp.ones((n_pred, c), nb.log_prior.dtype), nb.log_prior)
+    return objective, theta0
+
+
+def fit_wnb(
+    codes,
+    values,
+    y,
+    weight=None,
+    *,
+    n_states,
+    n_classes,
+    alpha=1.0,
+    var_smoothing=1e-9,
+    l2=1e-2,
+    max_steps: int = 500,
+    tol=1e-8,
+    optimizer=None,
+):
+    r"""Single-device weighted NB (the reference for `fit_wnb_sharded`); same objective and solver.
+
+    Minimizes ``(1/N) Σ_r w_r CE_r(W, b) + (l2/2) (||W − 1||² + ||b − log π||²)`` over the
+    per-predictor-per-class weights W (p, c) and bias b (c,), with Ω⁽¹⁾ fixed (fitted first,
+    Lidstone ``alpha``). The ridge toward NB (W = 1, b = log π) makes the problem strongly convex,
+    so the optimum is unique and every data layout converges to it; ``l2 → ∞`` gives NB itself.
+    Departure from Salperwyck et al.: full-batch L-BFGS instead of online stochastic gradient.
+
+    Returns:
+      (`WNBParams`, `WNBInfo`).
+    """
+    from .methods.nb import fit_stats
+
+    dtype = _float_dtype()
+    n_states = _check_rows(
+        np.asarray(codes),
+        np.asarray(values),
+        np.asarray(y),
+        None if weight is None else np.asarray(weight),
+        n_states,
+        n_classes,
+        True,
+    )
+    data = dict(
+        codes=jnp.asarray(codes, jnp.int32),
+        values=jnp.asarray(values, dtype),
+        y=jnp.asarray(y, jnp.int32),
+        weight=jnp.ones((len(y),), dtype) if weight is None else jnp.asarray(weight, dtype),
+    )
+    stats = fit_stats(
+        data["codes"],
+        data["values"],
+        data["y"],
+        data["weight"],
+        n_states=n_states,
+        n_classes=int(n_classes),
+    )
+    return _fit_wnb_core(stats, data, alpha, var_smoothing, l2, tol, None, max_steps, optimizer)
+
+
+@partial(jax.jit, static_argnames=("mesh", "max_steps", "optimizer"))
+def _fit_wnb_core(stats, data, alpha, var_smoothing, l2, tol, mesh, max_steps, optimizer):
+    nb = fit_mle(stats, alpha, var_smoothing)
+    if mesh is None:
+        rows = lambda nb, W, b: wnb_row_loss(nb, W, b, data)
+    else:
+        total = sharded_loss(lambda p, d: wnb_row_loss(p[0], p[1], p[2], d), mesh)
+        rows = lambda nb, W, b: total((nb, W, b), data)
+    n_pred = len(stats.n_states) + stats.mean.shape[-1]
+    total_weight = jnp.sum(stats.class_weight)
+    objective, theta0 = _wnb_objective(rows, nb, total_weight, l2, n_pred)
+    theta, info = _solve(objective, theta0, max_steps=max_steps, tol=tol, optimizer=optimizer)
+    return WNBParams(nb, theta.weights, theta.bias), info
+
+
+def fit_wnb_sharded(
+    codes,
+    values,
+    y,
+    weight=None,
+    *,
+    n_states,
+    n_classes,
+    mesh: Mesh,
+    alpha=1.0,
+    var_smoothing=1e-9,
+    l2=1e-2,
+    max_steps: int = 500,
+    tol=1e-8,
+    optimizer=None,
+    check_input: bool = True,
+):
+    r"""Weighted NB (per predictor and class) by full-batch gradient descent over sharded rows.
+
+    Same objective as `fit_wnb`. Ω⁽¹⁾ comes from `fit_stats_sharded` (one psum); every optimizer
+    step evaluates the row-sum cross-entropy on each device's rows and all-reduces value and
+    gradient through `sharded_loss`. Parameters and optimizer state are replicated.
+
+    Args:
+      codes, values, y, weight, n_states, n_classes, mesh: as in `fit_stats_sharded`.
+      alpha, var_smoothing: Lidstone pseudo-count and variance floor of Ω⁽¹⁾.
+      l2: ridge toward NB (> 0 keeps the optimum unique).
+      max_steps, tol: step cap and tolerance on the gradient norm of the objective.
+      optimizer: optax transform (default ``optax.lbfgs()`` with line search); hashable, static.
+
+    Returns:
+      (`WNBParams`, `WNBInfo`), replicated.
+    """
+    n_states = _check_rows(
+        codes,
+        values,
+        y,
+        weight,
+        n_states,
+        n_classes,
+        check_input and _addressable(codes, values, y, weight),
+    )
+    codes, values, y, weight = _place(codes, values, y, weight, mesh)
+    stats = _fit_stats_sharded(
+        codes,
+        values,
+        y,
+        weight,
+        n_states=n_states,
+        n_classes=int(n_classes),
+        mesh=mesh,
+        block_size=None,
+    )
+    data = dict(codes=codes, values=values, y=y, weight=weight)
+    return _fit_wnb_core(stats, data, alpha, var_smoothing, l2, tol, mesh, max_steps, optimizer)
+
+
+def predict_wnb(params: WNBParams, codes, values):
+    """Log posterior (n, c) of a weighted NB model."""
+    s = lk.log_joint(params.nb, codes, values, params.weights, params.bias)
+    return jax.nn.log_softmax(s, axis=-1)
+
+
+# --------------------------------------------------------------------------- group lasso
+def fit_group_lasso_sharded(
+    codes,
+    values,
+    y,
+    weight=None,
+    *,
+    n_states,
+    n_classes,
+    mesh: Mesh,
+    penalties,
+    alpha=0.0,
+    adaptive: bool = False,
+    group_weight=None,
+    min_std=None,
+    check_input: bool = True,
+    **path_kwargs,
+) -> Any:
+    r"""Group-lasso NB path over rows split across devices: psum the statistics, then solve.
+
+    The group-lasso objective (`jaxnb.methods.group_lasso`) depends on the rows only through
+    ``(counts, class_weight, weight, mean, m2)``: its NLL is
+    ``-Σ A_ijk log θ_ikj + Σ_ij [N_ij log σ_ij + (m2_ij + N_ij (x̄_ij − μ_ij)²) / (2σ_ij²)]``. Hence
+    the only data-parallel step is `fit_stats_sharded`; the FISTA path then runs on the (tiny,
+    replicated) statistics with no further communication, and equals the single-device path.
+
+    Args:
+      penalties: (s,) decreasing penalty grid (see `jaxnb.methods.group_lasso.penalty_grid`).
+      alpha, adaptive, group_weight, min_std: `make_group_lasso_problem` options.
+      **path_kwargs: `group_lasso_path` options (``continuous_scale``, ``max_steps``, ``tol``...).
+
+    Returns:
+      (stats, problem, path): the psum'ed `SuffStats`, the `GroupLassoProblem` and the
+      `GroupLassoPath`.
+    """
+    stats = fit_stats_sharded(
+        codes,
+        values,
+        y,
+        weight,
+        n_states=n_states,
+        n_classes=n_classes,
+        mesh=mesh,
+        check_input=check_input,
+    )
+    problem = gl.make_group_lasso_problem(
+        stats, alpha=alpha, adaptive=adaptive, group_weight=group_weight, min_std=min_std
+    )
+    path = _group_lasso_path(problem, jnp.asarray(penalties), **path_kwargs)
+    return stats, problem, path
+
+
+_group_lasso_path = jax.jit(
+    gl.group_lasso_path, static_argnames=("max_steps", "max_dykstra_steps", "step_growth")
+)

@@ -1,0 +1,1066 @@
+r"""Out-of-core naive Bayes: fit and predict from data larger than memory, chunk by chunk.
+
+NB needs from the rows only their sufficient statistics, and statistics merge exactly
+(`jaxnb.suffstats.merge`, the pairwise form of Chan, Golub & LeVeque 1979). So a table that does
+not fit in memory is fitted in one pass over fixed-size chunks of rows:
+
+    stats = empty;  for every chunk k:  stats = merge(stats, fit_stats(chunk k))
+
+and the result equals the in-memory fit up to round-off. Memory is bounded by a few chunks.
+
+Sources (``source`` for the table, ``y_source`` for the labels, ``sample_weight`` for weights):
+
+* a path to a ``.npy`` file (C order): read by positioned reads (``os.preadv``) into fresh buffers,
+  so the process never maps the whole file (resident memory stays at a few chunks even for files
+  larger than RAM);
+* a NumPy array or ``np.memmap`` (``np.load(path, mmap_mode="r")``): chunks are copied out of the
+  mapping and the consumed pages of read-only memmaps are released with
+  ``madvise(MADV_DONTNEED)`` (they stay in the page cache, not in this process's RSS);
+* any iterable of 2-D arrays (with ``y_source`` an iterable of 1-D arrays), or of ``(X, y)`` /
+  ``(X, y, w)`` tuples when ``y_source`` is None; chunks of any length are re-cut to
+  ``chunk_rows``.
+
+The running total is kept on the host in float64 (merged with `jaxnb.suffstats.merge` under
+``jax.enable_x64``), so counts stay exact far beyond float32's 2^24 even when the chunks are
+computed in float32; the returned statistics are in JAX's default float dtype (in float32, counts
+above 2^24 are then rounded to about 6e-8 relative).
+
+Pipeline (double-buffered): a background thread reads (and, for labels that are not codes
+``0..c-1``, maps) chunks into a bounded queue; the main thread issues ``jax.device_put`` of chunk
+k + 1 before dispatching the (asynchronous, jitted) statistics of chunk k, and waits for chunk k − 1
+only, so reading, host-to-device transfer and compute overlap while at most ``prefetch + 3``
+chunks exist. The last chunk is padded to ``chunk_rows`` with rows of weight 0, so one compiled
+function serves every chunk.
+
+Splitting a chunk into discrete codes and continuous values, and the range checks of the eager
+validation (codes in ``[0, n_states)``, whole numbers, missing values, labels, weights), run on the
+device inside the same jitted step; violations come back as a status word and raise a ValueError
+naming the rows (STYLE.md: "return a status in the info record that the estimator checks").
+
+Progress goes to stderr (rows, rows/s, GB/s) at most every ``progress_interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import collections
+import mmap
+import os
+import queue
+import sys
+import threading
+import time
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .estimators import NaiveBayes
+from .methods.nb import fit_stats
+from .params import fit_mle
+from .suffstats import SuffStats, empty_stats, merge
+
+__all__ = [
+    "fit_stats_out_of_core",
+    "fit_nb_out_of_core",
+    "naive_bayes_from_stats",
+    "predict_out_of_core",
+    "iter_npy_chunks",
+]
+
+_TARGET_CHUNK_BYTES = 32 << 20
+_FLAG_CODE, _FLAG_MISSING, _FLAG_INF, _FLAG_LABEL, _FLAG_WEIGHT = 1, 2, 4, 8, 16
+_FLAG_TEXT = {
+    _FLAG_CODE: "a discrete column holds a code outside [0, n_states) or a fractional value "
+    "(codes must be whole numbers; -1 marks missing with missing='ignore')",
+    _FLAG_MISSING: "a missing value (NaN, or code -1) appears but missing='error'; pass "
+    "missing='ignore' to drop those terms",
+    _FLAG_INF: "a continuous column contains inf",
+    _FLAG_LABEL: "a label is not one of classes",
+    _FLAG_WEIGHT: "sample_weight must be finite and non-negative",
+}
+
+
+# ================================================================================ sources
+class _NpyFile:
+    """Row ranges of a C-order ``.npy`` file read with ``os.preadv`` (no memory mapping)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        with open(self.path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, fortran, dtype = read_header(f)
+            self.offset = f.tell()
+        if fortran and len(shape) > 1:
+            raise ValueError(
+                f"{self.path}: Fortran-ordered arrays cannot be read by rows; save "
+                f"the array in C order (np.ascontiguousarray)"
+            )
+        if dtype.hasobject:
+            raise ValueError(f"{self.path}: object arrays cannot be read out of core")
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.row_bytes = int(np.prod(self.shape[1:], dtype=np.int64)) * self.dtype.itemsize
+        self.fd = None  # opened on the first read, by the reader thread (nothing to leak before)
+
+    def read_into(self, start, stop, out):
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_RDONLY)
+            if hasattr(os, "posix_fadvise"):
+                os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
+        view = memoryview(out.reshape(-1).view(np.uint8))[: (stop - start) * self.row_bytes]
+        pos, done = self.offset + start * self.row_bytes, 0
+        while done < len(view):
+            got = os.preadv(self.fd, [view[done:]], pos + done)
+            if got <= 0:
+                raise OSError(f"{self.path}: unexpected end of file at byte {pos + done}")
+            done += got
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class _ArrayRows:
+    """Row ranges of an in-memory array or memmap (read-only memmap pages released after use)."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.shape, self.dtype = arr.shape, arr.dtype
+        base = getattr(arr, "_mmap", None)
+        self._mm = (
+            base
+            if (
+                isinstance(arr, np.memmap)
+                and getattr(arr, "mode", None) == "r"
+                and base is not None
+                and hasattr(base, "madvise")
+            )
+            else None
+        )
+        if self._mm is not None:
+            self._base_addr = np.frombuffer(self._mm, np.uint8).ctypes.data
+
+    def read_into(self, start, stop, out):
+        out[: stop - start] = self.arr[start:stop]
+        if self._mm is not None and stop > start:
+            self._release(start, stop)
+
+    def _release(self, start, stop):
+        try:
+            lo = self.arr[start:stop].ctypes.data - self._base_addr
+            hi = lo + self.arr[start:stop].nbytes
+            page = mmap.PAGESIZE
+            lo = (lo // page) * page  # the first page may hold earlier rows only: already consumed
+            hi = (hi // page) * page  # keep the partly consumed last page
+            if hi > lo:
+                self._mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        except (ValueError, OSError, AttributeError):  # best effort: RSS only, never correctness
+            self._mm = None
+
+    def close(self):
+        pass
+
+
+def _open_rows(src, name):
+    if isinstance(src, jax.Array):
+        src = np.asarray(src)
+    if isinstance(src, (str, os.PathLike)):
+        return _NpyFile(src)
+    if isinstance(src, np.ndarray):
+        return _ArrayRows(src)
+    return None
+
+
+def _is_iterable(src):
+    return (
+        src is not None
+        and not isinstance(src, (str, os.PathLike, np.ndarray, jax.Array))
+        and hasattr(src, "__iter__")
+    )
+
+
+class _HostChunk(NamedTuple):
+    start: int
+    n_valid: int
+    x: np.ndarray
+    y: np.ndarray | None
+    w: np.ndarray | None
+
+
+def _range_chunks(x_rows, y_rows, w_rows, n, chunk_rows, y_map, stop):
+    p = x_rows.shape[1]
+    for start in range(0, n, chunk_rows):
+        if stop.is_set():
+            return
+        end = min(n, start + chunk_rows)
+        m = end - start
+        alloc = np.empty if m == chunk_rows else np.zeros
+        x = alloc((chunk_rows, p), x_rows.dtype)
+        x_rows.read_into(start, end, x)
+        y = w = None
+        if y_rows is not None:
+            y = alloc((chunk_rows,), y_rows.dtype)
+            y_rows.read_into(start, end, y)
+            y = y_map(y, m)
+        if w_rows is not None:
+            w = alloc((chunk_rows,), w_rows.dtype)
+            w_rows.read_into(start, end, w)
+        yield _HostChunk(start, m, x, y, w)
+
+
+def _iter_chunks(items, chunk_rows, y_map, stop, x_dtype=None):
+    """Re-cut an iterable of (x, y, w) tuples of any lengths into chunk_rows pieces."""
+    buf, have, start = [], 0, 0
+
+    def emit(parts, m):
+        nonlocal start
+        xs = [a[0] for a in parts]
+        x = np.zeros((chunk_rows,) + xs[0].shape[1:], x_dtype or xs[0].dtype)
+        x[:m] = np.concatenate(xs) if len(xs) > 1 else xs[0]
+        y = w = None
+        if parts[0][1] is not None:
+            y = np.zeros((chunk_rows,), parts[0][1].dtype)
+            y[:m] = np.concatenate([a[1] for a in parts])
+            y = y_map(y, m)
+        if parts[0][2] is not None:
+            w = np.zeros((chunk_rows,), np.float64)
+            w[:m] = np.concatenate([a[2] for a in parts])
+        out = _HostChunk(start, m, x, y, w)
+        start += m
+        return out
+
+    for item in items:
+        if stop.is_set():
+            return
+        x, y, w = item
+        while x.shape[0]:
+            take = min(chunk_rows - have, x.shape[0])
+            buf.append((x[:take], None if y is None else y[:take], None if w is None else w[:take]))
+            have += take
+            x = x[take:]
+            y = None if y is None else y[take:]
+            w = None if w is None else w[take:]
+            if have == chunk_rows:
+                yield emit(buf, have)
+                buf, have = [], 0
+    if have:
+        yield emit(buf, have)
+
+
+def _zip_items(source, y_source, w_source, need_y):
+    """(x, y, w) tuples from an iterable source (validated lazily, per chunk)."""
+    ys = iter(y_source) if _is_iterable(y_source) else None
+    ws = iter(w_source) if _is_iterable(w_source) else None
+    for k, item in enumerate(source):
+        if isinstance(item, tuple):
+            if y_source is not None:
+                raise ValueError(
+                    "source yields tuples; pass y_source=None (labels come from the "
+                    "tuples) or yield arrays only"
+                )
+            x, y, w = (item + (None, None))[:3]
+        else:
+            x = item
+            y = next(ys) if ys is not None else None
+            w = next(ws) if ws is not None else None
+        x = np.asarray(x)
+        if x.ndim != 2:
+            raise ValueError(
+                f"chunk {k} of source has shape {x.shape}; chunks must be 2-D (rows, columns)"
+            )
+        if need_y and y is None:
+            raise ValueError("labels are missing: pass y_source or let source yield (X, y) tuples")
+        y = None if y is None else np.asarray(y).reshape(-1)
+        w = None if w is None else np.asarray(w, np.float64).reshape(-1)
+        if (y is not None and y.shape[0] != x.shape[0]) or (
+            w is not None and w.shape[0] != x.shape[0]
+        ):
+            raise ValueError(
+                f"chunk {k}: X has {x.shape[0]} rows but y / sample_weight have "
+                f"{None if y is None else y.shape[0]} / "
+                f"{None if w is None else w.shape[0]}"
+            )
+        yield x, y, w
+
+
+def iter_npy_chunks(path, chunk_rows: int):
+    """Yield ``(start, rows)`` chunks of a ``.npy`` file by positioned reads (no memory map).
+
+    A small utility for callers that build their own pipelines; the fit and predict functions of
+    this module read files this way by themselves.
+    """
+    f = _NpyFile(path)
+    try:
+        for start in range(0, f.shape[0], chunk_rows):
+            end = min(f.shape[0], start + chunk_rows)
+            out = np.empty((end - start,) + f.shape[1:], f.dtype)
+            f.read_into(start, end, out)
+            yield start, out
+    finally:
+        f.close()
+
+
+# ============================================================================== prefetcher
+class _Prefetcher:
+    """Runs a chunk generator in a background thread; ``get`` returns chunks, then None."""
+
+    _END = object()
+
+    def __init__(self, make_gen, depth):
+        self.q = queue.Queue(maxsize=max(1, depth))
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(make_gen,), daemon=True)
+        self.thread.start()
+
+    def _put(self, item):
+        while not self.stop.is_set():
+            try:
+                self.q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self, make_gen):
+        gen = None
+        try:
+            gen = make_gen(self.stop)
+            for item in gen:
+                if not self._put(item):
+                    return
+            self._put(self._END)
+        except BaseException as e:  # handed to the main thread, which re-raises
+            self._put(e)
+        finally:
+            if hasattr(gen, "close"):
+                gen.close()  # runs the generator's cleanup (closes files) on early exit too
+
+    def get(self):
+        item = self.q.get()
+        if item is self._END:
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def close(self):
+        self.stop.set()
+        while self.thread.is_alive():
+            try:
+                self.q.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self.thread.join()
+
+
+class _Progress:
+    def __init__(self, label, total_rows, row_bytes, enabled, interval, stream=None):
+        self.label, self.total, self.row_bytes = label, total_rows, row_bytes
+        self.enabled, self.interval = enabled, interval
+        self.stream = stream if stream is not None else sys.stderr
+        self.t0 = self.last = time.perf_counter()
+        self.rows = 0
+
+    def update(self, rows, final=False):
+        self.rows += rows
+        now = time.perf_counter()
+        if not self.enabled or (not final and now - self.last < self.interval):
+            return
+        self.last = now
+        dt = max(now - self.t0, 1e-9)
+        tot = f"/{self.total:,}" if self.total else ""
+        pct = f" ({100.0 * self.rows / self.total:.1f}%)" if self.total else ""
+        gbs = self.rows * self.row_bytes / dt / 1e9
+        end = " done" if final else ""
+        print(
+            f"[jaxnb] {self.label}: {self.rows:,}{tot} rows{pct}, {self.rows / dt:,.0f} rows/s, "
+            f"{gbs:.3f} GB/s, {dt:.1f} s{end}",
+            file=self.stream,
+            flush=True,
+        )
+
+
+# ============================================================================ device steps
+class _Layout(NamedTuple):
+    """Static description of the table: which columns are discrete / continuous."""
+
+    n_features: int
+    discrete: tuple[int, ...]
+    continuous: tuple[int, ...]
+    n_states: tuple[int, ...]
+    ignore_missing: bool
+    ignore_unseen: bool
+
+
+def _take(x, idx):
+    if not idx:
+        return x[:, :0]
+    if idx == tuple(range(idx[0], idx[0] + len(idx))):
+        return x[:, idx[0] : idx[0] + len(idx)]
+    return x[:, np.asarray(idx)]
+
+
+def _or_reduce(a, axis):
+    return lax.reduce(a, np.int32(0), lax.bitwise_or, (axis,))
+
+
+def _split(x, rows, layout: _Layout, dtype):
+    """Device-side split of a raw chunk into codes / values, plus a per-row status word.
+
+    Each element gets a small bit flag (`_FLAG_TEXT`), OR-reduced per row: two fused passes over
+    the chunk, whatever the number of checks. Invalid discrete entries become code -1 (not
+    counted); they only reach a result when the caller chose to ignore them.
+    """
+    row_flags = jnp.zeros(x.shape[:1], jnp.int32)
+    if layout.discrete:
+        xd = _take(x, layout.discrete)
+        hi = jnp.asarray(layout.n_states, jnp.int32)[None, :]
+        if jnp.issubdtype(xd.dtype, jnp.floating):
+            nan = jnp.isnan(xd)
+            ci = jnp.where(nan, -1, xd).astype(jnp.int32)
+            bad = (ci.astype(xd.dtype) != xd) & ~nan  # fractional (or beyond int32)
+        else:
+            ci = xd.astype(jnp.int32)
+            bad = jnp.zeros(ci.shape, bool)
+        over = ci >= hi
+        bad = bad | (ci < -1) | (over if not layout.ignore_unseen else False)
+        f = jnp.where(bad, _FLAG_CODE, 0)
+        if not layout.ignore_missing:
+            f = f | jnp.where(ci == -1, _FLAG_MISSING, 0)
+        row_flags = row_flags | _or_reduce(f.astype(jnp.int32), 1)
+        codes = jnp.where(bad | over, -1, ci)
+    else:
+        codes = jnp.zeros((x.shape[0], 0), jnp.int32)
+    values = _take(x, layout.continuous).astype(dtype)
+    if layout.continuous:
+        f = jnp.where(jnp.isinf(values), _FLAG_INF, 0)
+        if not layout.ignore_missing:
+            f = f | jnp.where(jnp.isnan(values), _FLAG_MISSING, 0)
+        row_flags = row_flags | _or_reduce(f.astype(jnp.int32), 1)
+    return codes, values, jnp.where(rows, row_flags, 0)
+
+
+def _status(row_flags):
+    """(flags of the chunk, index of its first offending row)."""
+    return jnp.stack([_or_reduce(row_flags, 0), jnp.argmax(row_flags != 0).astype(jnp.int32)])
+
+
+@partial(jax.jit, static_argnames=("layout", "n_classes", "labels_coded", "block_size"))
+def _chunk_stats(x, y, w, n_valid, *, layout, n_classes, labels_coded, block_size):
+    """Statistics of one chunk (rows >= n_valid are padding) and its validation status."""
+    dtype = _float_dtype()
+    rows = jnp.arange(x.shape[0]) < n_valid
+    codes, values, row_flags = _split(x, rows, layout, dtype)
+    yi = y.astype(jnp.int32)
+    bad_y = (yi < 0) | (yi >= n_classes)
+    if jnp.issubdtype(y.dtype, jnp.floating):
+        bad_y = bad_y | (yi.astype(y.dtype) != y)
+    row_flags = row_flags | jnp.where(rows & bad_y, _FLAG_LABEL, 0)
+    weight = rows.astype(dtype)
+    if w is not None:
+        w = w.astype(dtype)
+        bad_w = ~jnp.isfinite(w) | (w < 0)
+        row_flags = row_flags | jnp.where(rows & bad_w, _FLAG_WEIGHT, 0)
+        weight = jnp.where(rows & ~bad_w, w, 0.0)
+    yi = jnp.where(bad_y, 0, yi)
+    del labels_coded
+    stats = fit_stats(
+        codes,
+        values,
+        yi,
+        weight,
+        n_states=layout.n_states,
+        n_classes=n_classes,
+        block_size=block_size,
+    )
+    return stats, _status(row_flags)
+
+
+_merge_jit = jax.jit(merge)
+
+
+def _merge_host(acc: SuffStats, stats: SuffStats) -> SuffStats:
+    """Running total in float64 on the host CPU device: ``jaxnb.suffstats.merge`` under x64.
+
+    Chunk statistics are exact in the compute dtype (a chunk holds far fewer than 2^24 rows), but
+    a float32 running total over hundreds of millions of rows would round counts (ulp 16 at 2.4e8)
+    and drift in the Gaussian moments. The total is tiny (K·c + 3·c·r numbers), so it is kept and
+    merged in float64 whatever the compute dtype; the result is cast back at the end.
+    """
+    with jax.enable_x64(True), jax.default_device(jax.devices("cpu")[0]):
+        to64 = lambda a: jnp.asarray(np.asarray(a, np.float64))
+        out = _merge_jit(jax.tree.map(to64, acc), jax.tree.map(to64, stats))
+        return jax.tree.map(np.asarray, out)
+
+
+@partial(jax.jit, static_argnames=("layout",))
+def _split_step(x, n_valid, *, layout, dtype_like):
+    rows = jnp.arange(x.shape[0]) < n_valid
+    codes, values, row_flags = _split(x, rows, layout, dtype_like.dtype)
+    return codes, values, _status(row_flags)
+
+
+# =============================================================================== validation
+def _discrete_columns(discrete, p, dtype):
+    if isinstance(discrete, str):
+        if discrete == "auto":
+            return np.arange(p) if dtype.kind in "iub" else np.arange(0)
+        if discrete == "all":
+            return np.arange(p)
+        if discrete == "none":
+            return np.arange(0)
+        raise ValueError(
+            f"discrete must be 'auto', 'all', 'none', a boolean mask or a list of "
+            f"column indices; got {discrete!r}"
+        )
+    arr = np.asarray(discrete)
+    if arr.dtype == bool:
+        if arr.shape != (p,):
+            raise ValueError(f"discrete mask must have length n_features={p}; got {arr.shape}")
+        return np.flatnonzero(arr)
+    if arr.size == 0:
+        return np.arange(0)
+    if arr.dtype.kind not in "iu" or arr.ndim != 1 or arr.min() < 0 or arr.max() >= p:
+        raise ValueError(f"discrete indices must be integers in [0, {p}); got {discrete!r}")
+    return np.unique(arr)
+
+
+def _check_n_states(n_states, q):
+    if q == 0:
+        return ()
+    if n_states is None:
+        raise ValueError(
+            f"n_states is required for the {q} discrete column(s) out of core (one "
+            f"state count per discrete column, codes 0..M-1); a first pass to infer "
+            f"them would read the data twice"
+        )
+    ns = list(n_states)
+    if len(ns) != q or any(not isinstance(m, (int, np.integer)) or m < 1 for m in ns):
+        raise ValueError(
+            f"n_states must list {q} positive integers (one per discrete column); got {n_states!r}"
+        )
+    return tuple(int(m) for m in ns)
+
+
+def _label_mapper(classes):
+    """Host-side map from labels to codes (identity when classes are 0..c-1)."""
+    c = len(classes)
+    coded = classes.dtype.kind in "iu" and np.array_equal(classes, np.arange(c))
+    if coded:
+        return True, lambda y, m: y
+
+    def mapper(y, m):
+        yy = y[:m]
+        idx = np.searchsorted(classes, yy)
+        idx_c = np.minimum(idx, c - 1)
+        bad = classes[idx_c] != yy
+        if bad.any():
+            raise ValueError(
+                f"y contains the label {yy[np.flatnonzero(bad)[0]]!r}, which is not "
+                f"in classes={classes.tolist()}"
+            )
+        out = np.zeros(y.shape[0], np.int32)
+        out[:m] = idx_c
+        return out
+
+    return False, mapper
+
+
+def _auto_chunk_rows(p, itemsize):
+    rows = _TARGET_CHUNK_BYTES // max(1, p * itemsize)
+    return int(max(1024, rows // 1024 * 1024))
+
+
+def _float_dtype():
+    return jnp.zeros(()).dtype
+
+
+def _check_chunk_rows(chunk_rows):
+    if chunk_rows is not None and (not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1):
+        raise ValueError(f"chunk_rows must be a positive int or None; got {chunk_rows!r}")
+
+
+def _raise_status(status, start, what):
+    flags, row = int(status[0]), int(status[1])
+    if flags:
+        msgs = "; ".join(t for f, t in _FLAG_TEXT.items() if flags & f)
+        raise ValueError(
+            f"{what}: invalid input in the chunk starting at row {start:,} (first "
+            f"offending row {start + row:,}): {msgs}"
+        )
+
+
+# ================================================================================ pipeline
+def _run(prefetch, dispatch, finish, progress, max_inflight=2):
+    """Double-buffered loop: device_put(k + 1) is issued before dispatch(k); wait on k − 1 only."""
+    try:
+        host = prefetch.get()
+        dev = _put(host) if host is not None else None
+        pending = collections.deque()
+        while dev is not None:
+            cur_host, cur_dev = host, dev
+            host = prefetch.get()
+            dev = _put(host) if host is not None else None
+            pending.append((cur_host, dispatch(cur_host, cur_dev)))
+            while len(pending) >= max_inflight:
+                h, out = pending.popleft()
+                finish(h, out)
+                progress.update(h.n_valid)
+        while pending:
+            h, out = pending.popleft()
+            finish(h, out)
+            progress.update(h.n_valid)
+        progress.update(0, final=True)
+    finally:
+        prefetch.close()
+
+
+def _put(h: _HostChunk):
+    arrays = (h.x, h.y, h.w)
+    return tuple(None if a is None else jax.device_put(a) for a in arrays)
+
+
+class _Source(NamedTuple):
+    """An opened input: ``make_gen(chunk_rows)(stop)`` yields `_HostChunk`s."""
+
+    make_gen: Any
+    n_rows: int | None
+    n_columns: int
+    dtype: np.dtype
+
+
+def _open_source(source, y_source, w_source, y_map, need_y) -> _Source:
+    x_rows = _open_rows(source, "source")
+    if x_rows is not None:
+        if len(x_rows.shape) != 2:
+            raise ValueError(f"source must be 2-D (rows, columns); got shape {x_rows.shape}")
+        n, p = x_rows.shape
+        y_rows = _open_rows(y_source, "y_source") if y_source is not None else None
+        if need_y and y_rows is None:
+            raise ValueError("y_source must be an array, memmap or .npy path when source is one")
+        w_rows = _open_rows(w_source, "sample_weight") if w_source is not None else None
+        for nm, r in (("y_source", y_rows), ("sample_weight", w_rows)):
+            if r is not None and (len(r.shape) != 1 or r.shape[0] != n):
+                raise ValueError(
+                    f"{nm} must be 1-D with {n} entries (one per row of source); got "
+                    f"shape {r.shape}"
+                )
+        if x_rows.dtype.kind not in "fiub":
+            raise TypeError(
+                f"source has dtype {x_rows.dtype}; out-of-core input must be numeric "
+                f"(discrete columns as integer codes)"
+            )
+
+        def make_gen(chunk_rows):
+            def gen(stop):
+                try:
+                    yield from _range_chunks(x_rows, y_rows, w_rows, n, chunk_rows, y_map, stop)
+                finally:
+                    for r in (x_rows, y_rows, w_rows):
+                        if r is not None:
+                            r.close()
+
+            return gen
+
+        return _Source(make_gen, n, p, x_rows.dtype)
+    if not _is_iterable(source):
+        raise TypeError(
+            f"source must be a .npy path, a NumPy array / memmap or an iterable of "
+            f"2-D chunks; got {type(source).__name__}"
+        )
+    it = iter(_zip_items(source, y_source, w_source, need_y))
+    try:
+        first = next(it)
+    except StopIteration:
+        raise ValueError("source yielded no chunks") from None
+    p, dtype = first[0].shape[1], np.dtype(first[0].dtype)
+    if dtype.kind not in "fiub":
+        raise TypeError(f"source chunks have dtype {dtype}; out-of-core input must be numeric")
+
+    def chained():
+        yield first
+        for x, y, w in it:
+            if x.shape[1] != p:
+                raise ValueError(f"source chunks have {x.shape[1]} columns, the first had {p}")
+            yield x, y, w
+
+    def make_gen(chunk_rows):
+        return lambda stop: _iter_chunks(chained(), chunk_rows, y_map, stop, dtype)
+
+    return _Source(make_gen, None, p, dtype)
+
+
+def _chunk_rows_for(src: _Source, chunk_rows):
+    rows = chunk_rows or _auto_chunk_rows(src.n_columns, src.dtype.itemsize)
+    if src.n_rows is not None:
+        rows = min(rows, max(1, src.n_rows))
+    return int(rows)
+
+
+def fit_stats_out_of_core(
+    source,
+    y_source=None,
+    *,
+    classes,
+    discrete="auto",
+    n_states=None,
+    missing="error",
+    sample_weight=None,
+    chunk_rows: int | None = None,
+    prefetch: int = 2,
+    progress: bool = True,
+    progress_interval: float = 2.0,
+    block_size: int | None = None,
+    _return_layout: bool = False,
+) -> SuffStats:
+    r"""Sufficient statistics of a table read chunk by chunk (merged with `jaxnb.suffstats.merge`).
+
+    Args:
+      source: table (n, p): ``.npy`` path, array / ``np.memmap``, or an iterable of 2-D chunks (or
+        of ``(X, y)`` / ``(X, y, w)`` tuples with ``y_source=None``). Numeric; discrete columns hold
+        integer codes ``0..M-1`` (``-1`` or NaN = missing with ``missing="ignore"``).
+      y_source: labels, same kinds as ``source`` (1-D).
+      classes: all class labels (sorted like ``np.unique``); labels that are not ``0..c-1`` are
+        mapped to codes on the host (reader thread).
+      discrete: ``"auto"`` (integer / bool table: all discrete; float: none), ``"all"``,
+        ``"none"``, a boolean mask or column indices.
+      n_states: state counts of the discrete columns (required when there are any).
+      missing: ``"error"`` or ``"ignore"`` (NaN / code -1 drop the term, exact under NB).
+      sample_weight: optional weights (1-D array / memmap / path / iterable of 1-D chunks).
+      chunk_rows: rows per chunk (default: ~32 MiB of table per chunk).
+      prefetch: chunks read ahead by the background thread.
+      progress, progress_interval: progress lines on stderr and their minimum spacing (s).
+      block_size: rows per scanned block inside a chunk (default: automatic, see NaiveBayes).
+
+    Returns:
+      `SuffStats` of all rows (equal to the in-memory `jaxnb.methods.nb.fit_stats` up to round-off).
+    """
+    _check_chunk_rows(chunk_rows)
+    if missing not in ("error", "ignore"):
+        raise ValueError(f"missing must be 'error' or 'ignore'; got {missing!r}")
+    cls = np.unique(np.asarray(classes))
+    if cls.ndim != 1 or len(cls) < 2:
+        raise ValueError(f"classes must list at least two class labels; got {classes!r}")
+    coded, y_map = _label_mapper(cls)
+    src = _open_source(source, y_source, sample_weight, y_map, True)
+    n, p, xdtype = src.n_rows, src.n_columns, src.dtype
+    d_idx = _discrete_columns(discrete, p, xdtype)
+    c_idx = np.setdiff1d(np.arange(p), d_idx)
+    ns = _check_n_states(n_states, len(d_idx))
+    chunk_rows = _chunk_rows_for(src, chunk_rows)
+    gen = src.make_gen(chunk_rows)
+    layout = _Layout(
+        p,
+        tuple(int(i) for i in d_idx),
+        tuple(int(i) for i in c_idx),
+        ns,
+        missing == "ignore",
+        False,
+    )
+    if block_size is None:
+        block_size = None if chunk_rows * max(sum(ns), 1) <= 4_000_000 else 8192
+    dtype = _float_dtype()
+    acc = jax.tree.map(np.asarray, empty_stats(ns, len(c_idx), len(cls), np.float32))
+    state: dict[str, Any] = {"acc": acc, "sample": None}
+    row_bytes = p * xdtype.itemsize
+
+    def dispatch(h, dev):
+        if state["sample"] is None:
+            state["sample"] = _host_sample(h, layout, dtype)
+        x, y, w = dev
+        return _chunk_stats(
+            x,
+            y,
+            w,
+            np.int32(h.n_valid),
+            layout=layout,
+            n_classes=len(cls),
+            labels_coded=coded,
+            block_size=block_size,
+        )
+
+    def finish(h, out):
+        stats, status = out
+        _raise_status(np.asarray(status), h.start, "fit")
+        state["acc"] = _merge_host(state["acc"], stats)
+
+    prog = _Progress("fit", n, row_bytes, progress, progress_interval)
+    _run(_Prefetcher(gen, prefetch), dispatch, finish, prog)
+    if state["sample"] is None:
+        raise ValueError("source holds no rows")
+    stats = jax.tree.map(lambda a: jnp.asarray(a, dtype), state["acc"])
+    if _return_layout:
+        return stats, layout, cls, state["sample"]
+    return stats
+
+
+def _host_sample(h: _HostChunk, layout: _Layout, dtype, rows=2048):
+    """First rows of the first chunk as (codes, values) for ``feature_importances_``."""
+    m = min(rows, h.n_valid)
+    x = h.x[:m]
+    xd = x[:, list(layout.discrete)] if layout.discrete else np.zeros((m, 0))
+    codes = (
+        np.where(np.isnan(xd), -1, xd).astype(np.int32)
+        if xd.dtype.kind == "f"
+        else (xd.astype(np.int32))
+    )
+    values = (
+        x[:, list(layout.continuous)].astype(dtype)
+        if layout.continuous
+        else np.zeros((m, 0), dtype)
+    )
+    return codes, values
+
+
+def naive_bayes_from_stats(
+    stats: SuffStats,
+    classes,
+    *,
+    n_features: int,
+    discrete_idx,
+    alpha=1.0,
+    var_smoothing=1e-9,
+    priors=None,
+    missing="error",
+    unseen="error",
+    sample=None,
+) -> NaiveBayes:
+    r"""A fitted `NaiveBayes` whose parameters come from given sufficient statistics.
+
+    The estimator is configured as if fitted on a numeric table with ``n_features`` columns, of
+    which ``discrete_idx`` are integer-coded discrete columns with ``stats.n_states`` states: its
+    ``predict*``, ``explain``, ``score`` and ``partial_fit`` work as after ``fit``.
+
+    NOTE: NaiveBayes has no public constructor from statistics; this sets the attributes ``fit``
+    sets (``encoder_``, ``classes_``, ``stats_``, ``params_``) and the private ``_sample`` used by
+    ``feature_importances_``. A ``NaiveBayes.from_stats`` classmethod in ``jaxnb/estimators.py``
+    would make this official.
+
+    Args:
+      stats: `SuffStats` (predictor order [discrete, continuous]).
+      classes: the class labels, sorted (``classes_``).
+      n_features: number of table columns; discrete_idx: the discrete columns.
+      alpha, var_smoothing, priors, missing, unseen: `NaiveBayes` hyper-parameters.
+      sample: optional (codes, values) of a few rows for ``feature_importances_``.
+    """
+    from .data import FeatureEncoder
+
+    d_idx = np.asarray(discrete_idx, int).reshape(-1)
+    c_idx = np.setdiff1d(np.arange(n_features), d_idx)
+    if len(d_idx) != len(stats.n_states) or len(c_idx) != stats.mean.shape[-1]:
+        raise ValueError(
+            f"stats has {len(stats.n_states)} discrete / {stats.mean.shape[-1]} "
+            f"continuous predictors but discrete_idx gives {len(d_idx)} / "
+            f"{len(c_idx)} of n_features={n_features}"
+        )
+    classes = np.asarray(classes)
+    if classes.shape != (stats.class_weight.shape[-1],):
+        raise ValueError(
+            f"classes must have {stats.class_weight.shape[-1]} entries; got {classes.shape}"
+        )
+    est = NaiveBayes(
+        discrete=d_idx.tolist(),
+        n_states=list(stats.n_states),
+        alpha=alpha,
+        var_smoothing=var_smoothing,
+        priors=priors,
+        missing=missing,
+        unseen=unseen,
+    )
+    est._check_hyper()
+    enc = FeatureEncoder(
+        discrete=d_idx.tolist(), n_states=list(stats.n_states), missing=missing, unseen=unseen
+    )
+    enc.n_features_in_ = int(n_features)
+    enc.discrete_idx_, enc.continuous_idx_ = d_idx, c_idx
+    enc.n_states_ = list(stats.n_states)
+    enc.categories_ = [None] * len(d_idx)
+    est.encoder_, est.classes_, est.n_features_in_ = enc, classes, int(n_features)
+    est.stats_ = stats
+    pr = est._check_priors(len(classes))
+    est.params_ = jax.jit(fit_mle)(
+        stats, alpha, var_smoothing, None if pr is None else jnp.asarray(pr, _float_dtype())
+    )
+    if sample is None:
+        sample = (np.zeros((1, len(d_idx)), np.int32), np.zeros((1, len(c_idx)), _float_dtype()))
+    est._sample = sample
+    return est
+
+
+def fit_nb_out_of_core(
+    source,
+    y_source=None,
+    *,
+    classes,
+    discrete="auto",
+    n_states=None,
+    alpha=1.0,
+    var_smoothing=1e-9,
+    priors=None,
+    missing="error",
+    unseen="error",
+    sample_weight=None,
+    chunk_rows: int | None = None,
+    prefetch: int = 2,
+    progress: bool = True,
+    progress_interval: float = 2.0,
+) -> NaiveBayes:
+    r"""Fit naive Bayes on a table larger than memory; returns a fitted `NaiveBayes`.
+
+    One pass of `fit_stats_out_of_core`, then Ω⁽¹⁾ (`jaxnb.params.fit_mle`, Lidstone ``alpha``,
+    variance floor) and `naive_bayes_from_stats`. The model equals ``NaiveBayes(discrete=...,
+    n_states=..., alpha=...).fit(X, y)`` on the same rows up to round-off; ``stats_`` holds the
+    statistics, ``params_`` the `NBParams`. Predict in chunks with `predict_out_of_core`.
+
+    Args: see `fit_stats_out_of_core` and `NaiveBayes`.
+    """
+    if (
+        not np.isscalar(alpha)
+        or not np.isfinite(alpha)
+        or alpha < 0
+        or not np.isscalar(var_smoothing)
+        or not np.isfinite(var_smoothing)
+        or var_smoothing < 0
+    ):
+        raise ValueError(
+            f"alpha and var_smoothing must be finite numbers >= 0; got {alpha=}, {var_smoothing=}"
+        )
+    t0 = time.perf_counter()
+    stats, layout, cls, sample = fit_stats_out_of_core(
+        source,
+        y_source,
+        classes=classes,
+        discrete=discrete,
+        n_states=n_states,
+        missing=missing,
+        sample_weight=sample_weight,
+        chunk_rows=chunk_rows,
+        prefetch=prefetch,
+        progress=progress,
+        progress_interval=progress_interval,
+        _return_layout=True,
+    )
+    est = naive_bayes_from_stats(
+        stats,
+        cls,
+        n_features=layout.n_features,
+        discrete_idx=list(layout.discrete),
+        alpha=alpha,
+        var_smoothing=var_smoothing,
+        priors=priors,
+        missing=missing,
+        unseen=unseen,
+        sample=sample,
+    )
+    est.fit_time_ = time.perf_counter() - t0
+    return est
+
+
+_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
+
+
+def predict_out_of_core(
+    estimator,
+    source,
+    *,
+    method: str = "predict",
+    chunk_rows=None,
+    out=None,
+    prefetch: int = 2,
+    progress: bool = True,
+    progress_interval: float = 2.0,
+):
+    r"""Apply a fitted NB estimator to a table larger than memory, chunk by chunk.
+
+    Args:
+      estimator: a fitted `jaxnb.BaseNB` (e.g. from `fit_nb_out_of_core`) whose discrete columns
+        are integer-coded (``encoder_.categories_`` all None).
+      source: table, as in `fit_stats_out_of_core` (arrays / memmaps / ``.npy`` paths / iterables).
+      method: ``"predict"`` (labels), ``"predict_proba"``, ``"predict_log_proba"`` or
+        ``"decision_function"`` ((n, c) arrays).
+      chunk_rows: rows per chunk (default ~32 MiB of table).
+      out: optional preallocated output (e.g. an ``np.memmap`` opened with ``mode="w+"``) of shape
+        (n,) or (n, c); required for iterables of unknown length only if you want to avoid the
+        final concatenation.
+
+    Returns:
+      The output array (``out`` when given).
+    """
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+    estimator._check_fitted()
+    _check_chunk_rows(chunk_rows)
+    enc = estimator.encoder_
+    if any(c is not None for c in enc.categories_):
+        raise ValueError(
+            "predict_out_of_core needs integer-coded discrete columns; this model "
+            "label-encodes some columns (encoder_.categories_), so call "
+            "estimator.predict on chunks instead"
+        )
+    ns = tuple(int(m) for m in enc.n_states_)
+    layout = _Layout(
+        int(enc.n_features_in_),
+        tuple(int(i) for i in enc.discrete_idx_),
+        tuple(int(i) for i in enc.continuous_idx_),
+        ns,
+        getattr(estimator, "missing", "error") == "ignore",
+        getattr(estimator, "unseen", "error") == "ignore",
+    )
+    src = _open_source(source, None, None, None, False)
+    n, p, xdtype = src.n_rows, src.n_columns, src.dtype
+    if p != layout.n_features:
+        raise ValueError(
+            f"source has {p} columns but the model was fitted with {layout.n_features}"
+        )
+    gen = src.make_gen(_chunk_rows_for(src, chunk_rows))
+    c = len(estimator.classes_)
+    if out is not None and n is not None:
+        want = (n,) if method == "predict" else (n, c)
+        if tuple(out.shape) != want:
+            raise ValueError(f"out must have shape {want}; got {tuple(out.shape)}")
+    pieces = []
+    dtype_like = jnp.zeros((), _float_dtype())
+    scores_fn = estimator._log_joint_scores
+
+    @jax.jit
+    def finish_scores(codes, values):
+        s = scores_fn(codes, values)
+        if method == "predict":
+            return jnp.argmax(s, axis=-1).astype(jnp.int32)
+        if method == "decision_function":
+            return s
+        lp = jax.nn.log_softmax(s, axis=-1)
+        return lp if method == "predict_log_proba" else jnp.exp(lp)
+
+    def dispatch(h, dev):
+        codes, values, status = _split_step(
+            dev[0], np.int32(h.n_valid), layout=layout, dtype_like=dtype_like
+        )
+        return status, finish_scores(codes, values)
+
+    def finish(h, res):
+        status, scores = res
+        _raise_status(np.asarray(status), h.start, "predict")
+        block = np.asarray(scores)[: h.n_valid]
+        if method == "predict":
+            block = estimator.classes_[block]
+        if out is not None:
+            out[h.start : h.start + h.n_valid] = block
+        else:
+            pieces.append(block)
+
+    prog = _Progress(method, n, p * xdtype.itemsize, progress, progress_interval)
+    _run(_Prefetcher(gen, prefetch), dispatch, finish, prog)
+    if out is not None:
+        return out
+    if not pieces:
+        return np.zeros((0,) if method == "predict" else (0, c))
+    return np.concatenate(pieces)

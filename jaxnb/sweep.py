@@ -1,0 +1,843 @@
+r"""Sweeps: data sets × hyper-parameters × folds × seeds as one jit-compiled, vmapped call.
+
+Every core fit in jaxnb is a pure function of arrays with folds and subsets as 0/1 sample weights
+(STYLE.md), so a whole experimental grid is nested ``vmap``s of one function:
+
+    out[d, s, f, h] = fit_eval_fn(data[d], grid[h], train_w(d, s, f), valid_w(d, s, f), key)
+
+compiled once. The data-set axis is split over the devices when there are several (``jax.shard_map``
+over a 1-D mesh, `jaxnb.distributed.make_mesh`; the data sets are padded to a multiple of the device
+count by repeating the last one, and the padding is dropped from the result). Hyper-parameters sit
+innermost, so work that does not depend on them (the sufficient statistics of a fold) is computed
+once per fold, not once per grid point (``vmap`` only batches what depends on the batched axis).
+
+How data sets are batched on a device is ``dataset_batch_size``: ``None`` vmaps all of them (the
+right choice on GPU/TPU), an int runs them that many at a time in sequence with ``lax.map`` inside
+the same compiled program; the default ``"auto"`` picks 1 on CPU, where one wide vmap is slower
+(batched while loops run until the slowest data set finishes, batched gathers are slow).
+
+Grid points that need different *static* options (fsNB's k_max = ⌈1/ε⌉ sizes an array) are split
+into groups by the method's ``prepare`` hook: one compilation per group, results in grid order.
+
+Folds are 0/1 weights: with ``folds=K`` the rows of every training set are assigned to K folds by a
+random permutation drawn from each seed (`fold_ids`), fold k is the validation part and the others
+train; with ``folds=None`` every row trains and only training / test metrics are reported.
+
+Built-in methods (`available_sweep_methods`; add more with `register_sweep_method`):
+
+* ``"nb"``: naive Bayes, grid over ``alpha`` (Lidstone) and optionally ``var_smoothing``.
+* ``"group_lasso"``: L1/L2 group-lasso NB (`jaxnb.methods.group_lasso`), grid over ``penalty``,
+  solved as one warm-started path (`group_lasso_path`) per fold; options ``alpha`` (Lidstone in the
+  NLL, default 1.0 here so that predictions never meet log 0), ``adaptive``, ``continuous_scale``,
+  ``relative`` (grid values are fractions of each fold's ``lambda_max``), ``max_steps``, ``tol``.
+* ``"fsnb"`` (registered when `jaxnb.methods.stagewise` is importable): forward stagewise NB,
+  grid over ``epsilon`` and ``patience``; options ``n_steps``, ``step_rule``, ``criterion``,
+  ``selection`` (``"aic"`` as `jaxnb.StagewiseNB`'s default, or ``"last"``), ``alpha``,
+  ``var_smoothing``.
+
+Metrics of every task: ``train_error``, ``train_log_loss`` (training rows), ``valid_error``,
+``valid_log_loss`` (held-out fold, when ``folds`` is set), ``test_error``, ``test_log_loss`` (the
+data set's ``*_test`` arrays, when present), plus method-specific counts (``n_active``,
+``n_selected``, ``n_noisy_selected`` when the data carry a ``noisy`` mask, ``n_iter``). Errors are
+weighted misclassification rates with argmax ties to the lowest class index, as the estimators'
+``predict``.
+
+The result is a `SweepResult`: the metric arrays with axes (data set, grid point, fold, seed) and a
+tidy table (NumPy structured array; ``rows()`` gives a list of dicts, ``to_pandas()`` a DataFrame
+when pandas is installed).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import PartitionSpec as P
+
+from . import likelihood as lk
+from .methods.nb import fit_stats
+from .params import NBParams, fit_marginal, fit_mle
+
+__all__ = [
+    "SweepMethod",
+    "SweepResult",
+    "register_sweep_method",
+    "available_sweep_methods",
+    "fold_ids",
+    "evaluate_scores",
+    "sweep",
+    "sweep_nb",
+    "sweep_methods",
+    "concat_tables",
+]
+
+_REQUIRED = ("codes_train", "values_train", "y_train")
+
+
+# =============================================================================== methods
+class SweepMethod(NamedTuple):
+    """A fit-and-evaluate function the sweep can run.
+
+    Attributes:
+      name: registry name.
+      fit_eval_fn: ``(data, hyper, train_weight, valid_weight, key, *, n_states, n_classes,
+        **options) -> dict`` of scalar metrics for one data set (a dict of unbatched arrays), one
+        grid point (a dict of scalars; with ``path=True`` a dict of (H,) vectors, and then every
+        metric is (H,)), (n,) train / validation weights (``valid_weight`` is None when the sweep
+        has no folds) and a PRNG key.
+      default_grid: grid used when none is given.
+      path: whether ``fit_eval_fn`` takes the whole grid at once (warm-started paths).
+      prepare: optional host hook ``(grid_arrays, options, n_predictors)`` returning
+        ``(grid_arrays, options)`` or a list of such pairs: grid points that need different static
+        options (e.g. fsNB's k_max = ⌈1/ε⌉, which sizes an array) form groups, each compiled once;
+        the results are put back in grid order. Every grid array passed in carries the hidden
+        entry ``"_h"`` (position in the grid), which a hook must keep (subset it like the others).
+    """
+
+    name: str
+    fit_eval_fn: Callable
+    default_grid: Mapping[str, Sequence]
+    path: bool = False
+    prepare: Callable | None = None
+
+
+_METHODS: dict[str, SweepMethod] = {}
+
+
+def register_sweep_method(
+    name: str,
+    fit_eval_fn: Callable,
+    *,
+    default_grid: Mapping[str, Sequence],
+    path: bool = False,
+    prepare: Callable | None = None,
+) -> SweepMethod:
+    """Register a method for `sweep_methods` (see `SweepMethod` for the signature)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string; got {name!r}")
+    method = SweepMethod(name, fit_eval_fn, dict(default_grid), path, prepare)
+    _METHODS[name] = method
+    return method
+
+
+def available_sweep_methods() -> list[str]:
+    """Names of the registered sweep methods."""
+    return list(_METHODS)
+
+
+def _wmean(x, w):
+    return jnp.sum(x * w) / jnp.sum(w)
+
+
+def evaluate_scores(prefix: str, scores, y, weight):
+    r"""``{prefix}_error`` and ``{prefix}_log_loss`` of joint scores (n, c) on weighted rows.
+
+    error = Σ_r w_r [argmax_j s_rj ≠ y_r] / Σ_r w_r;
+    log_loss = −Σ_r w_r log softmax(s_r)_{y_r} / Σ_r w_r.
+    """
+    lp = jax.nn.log_softmax(scores, axis=-1)
+    true = jnp.take_along_axis(lp, y[:, None], axis=-1)[:, 0]
+    wrong = (jnp.argmax(scores, axis=-1) != y).astype(scores.dtype)
+    weight = weight.astype(scores.dtype)
+    return {f"{prefix}_error": _wmean(wrong, weight), f"{prefix}_log_loss": -_wmean(true, weight)}
+
+
+def _evaluate_all(score_fn, d, train_w, valid_w):
+    s_train = score_fn(d["codes_train"], d["values_train"])  # scored once: train and valid rows
+    out = evaluate_scores("train", s_train, d["y_train"], train_w)
+    if valid_w is not None:
+        out.update(evaluate_scores("valid", s_train, d["y_train"], valid_w))
+    if "codes_test" in d:
+        yt = d["y_test"]
+        s_test = score_fn(d["codes_test"], d["values_test"])
+        out.update(evaluate_scores("test", s_test, yt, jnp.ones(yt.shape, train_w.dtype)))
+    return out
+
+
+def _train_stats(d, train_w, n_states, n_classes):
+    return fit_stats(
+        d["codes_train"],
+        d["values_train"],
+        d["y_train"],
+        train_w,
+        n_states=n_states,
+        n_classes=n_classes,
+    )
+
+
+def _nb_fit_eval(d, hyper, train_w, valid_w, key, *, n_states, n_classes, var_smoothing=1e-9):
+    r"""NB Ω⁽¹⁾ (Lidstone ``alpha``, variance floor) on the training weights; `log_joint` scores."""
+    del key
+    stats = _train_stats(d, train_w, n_states, n_classes)
+    vs = hyper.get("var_smoothing", var_smoothing)
+    params = fit_mle(stats, hyper["alpha"], vs)
+    return _evaluate_all(lambda c, v: lk.log_joint(params, c, v), d, train_w, valid_w)
+
+
+def _group_lasso_fit_eval(
+    d,
+    hyper,
+    train_w,
+    valid_w,
+    key,
+    *,
+    n_states,
+    n_classes,
+    alpha=1.0,
+    adaptive=False,
+    continuous_scale=1.0,
+    relative=False,
+    max_steps=1000,
+    tol=1e-7,
+):
+    r"""Group-lasso NB path over ``hyper["penalty"]`` (any order; solved in decreasing order).
+
+    With ``relative=True`` the grid values are fractions of each problem's ``lambda_max`` (1 removes
+    every predictor), which makes one grid meaningful across data sets and folds.
+    """
+    from .methods import group_lasso as gl
+
+    del key
+    stats = _train_stats(d, train_w, n_states, n_classes)
+    problem = gl.make_group_lasso_problem(stats, alpha=alpha, adaptive=adaptive)
+    pen = hyper["penalty"]
+    if relative:
+        pen = pen * gl.lambda_max(problem, continuous_scale=continuous_scale)
+    order = jnp.argsort(-pen)  # warm starts run from large to small penalties
+    path = gl.group_lasso_path(
+        problem, pen[order], continuous_scale=continuous_scale, max_steps=max_steps, tol=tol
+    )
+    inv = jnp.argsort(order)
+    log_prior = fit_mle(stats).log_prior
+    noisy = d.get("noisy")
+
+    def one(params, active):
+        nb = NBParams(log_prior, params.cpt, params.mean, params.std, tuple(n_states))
+        out = _evaluate_all(lambda c, v: lk.log_joint(nb, c, v), d, train_w, valid_w)
+        out["n_active"] = jnp.sum(active).astype(jnp.int32)
+        if noisy is not None:
+            out["n_noisy_selected"] = jnp.sum(active & noisy).astype(jnp.int32)
+        return out
+
+    res = jax.vmap(one)(path.params, path.active)
+    res["converged"] = path.info.converged
+    return jax.tree.map(lambda a: a[inv], res)
+
+
+def _fsnb_prepare(grid, options, n_predictors):
+    """Static k_max = ⌈1/ε⌉ sizes fsNB's level table: one group (one compilation) per k_max."""
+    from .methods import stagewise as sw
+
+    eps = np.asarray(grid["epsilon"], np.float64)
+    if (eps <= 0).any() or (eps > 1).any():
+        raise ValueError(f"epsilon must lie in (0, 1]; got {eps.tolist()}")
+    grid = dict(grid)
+    if "patience" in grid:
+        pat = np.asarray(grid["patience"], np.float64)
+        if (pat < 1).any():
+            raise ValueError(f"patience must be >= 1 (or inf for none); got {pat.tolist()}")
+        grid["patience"] = np.where(np.isfinite(pat), pat, np.iinfo(np.int32).max).astype(np.int64)
+    k_max = np.asarray([sw.n_units(e) for e in eps])
+    groups = []
+    for k in np.unique(k_max):
+        sel = k_max == k
+        opts = dict(options, k_max=int(k))
+        opts.setdefault("max_iter", sw.default_max_iter(n_predictors, float(eps[sel].min())))
+        groups.append(({name: v[sel] for name, v in grid.items()}, opts))
+    return groups
+
+
+def _fsnb_fit_eval(
+    d,
+    hyper,
+    train_w,
+    valid_w,
+    key,
+    *,
+    n_states,
+    n_classes,
+    max_iter,
+    k_max,
+    alpha=1.0,
+    var_smoothing=1e-9,
+    n_steps=20,
+    step_rule="t_eps",
+    criterion="error",
+    selection="aic",
+):
+    r"""fsNB path (Algorithm 1) on the training weights; model chosen by AIC (Eq. 14) or last."""
+    from .methods import stagewise as sw
+
+    del key
+    if selection not in ("aic", "last"):
+        raise ValueError(f"selection must be 'aic' or 'last' in a sweep; got {selection!r}")
+    stats = _train_stats(d, train_w, n_states, n_classes)
+    o1, o0 = fit_mle(stats, alpha, var_smoothing), fit_marginal(stats, alpha, var_smoothing)
+    path = sw.fsnb_path(
+        o1,
+        o0,
+        d["codes_train"],
+        d["values_train"],
+        d["y_train"],
+        train_w,
+        epsilon=hyper["epsilon"],
+        patience=hyper.get("patience", 10),
+        n_steps=n_steps,
+        step_rule=step_rule,
+        criterion=criterion,
+        max_iter=max_iter,
+        k_max=k_max,
+    )
+    idx = jnp.argmin(path.aic) if selection == "aic" else path.n_iter
+    a = path.alpha[idx]
+
+    def score(c, v):
+        return o1.log_prior[None, :] + sw.interpolated_contributions(o1, o0, a, c, v).sum(1)
+
+    out = _evaluate_all(score, d, train_w, valid_w)
+    out["n_selected"] = jnp.sum(a > 0).astype(jnp.int32)
+    out["n_iter"] = path.n_iter.astype(jnp.int32)
+    if "noisy" in d:
+        out["n_noisy_selected"] = jnp.sum((a > 0) & d["noisy"]).astype(jnp.int32)
+    return out
+
+
+register_sweep_method("nb", _nb_fit_eval, default_grid={"alpha": [1.0]})
+register_sweep_method(
+    "group_lasso",
+    _group_lasso_fit_eval,
+    default_grid={"penalty": [0.1, 0.03, 0.01, 0.003, 0.001, 0.0]},
+    path=True,
+)
+try:  # fsNB lives in jaxnb/methods/stagewise.py (optional module)
+    from .methods import stagewise as _stagewise  # noqa: F401
+
+    register_sweep_method(
+        "fsnb",
+        _fsnb_fit_eval,
+        default_grid={"epsilon": [0.025], "patience": [10]},
+        prepare=_fsnb_prepare,
+    )
+except ModuleNotFoundError as _err:  # pragma: no cover - depends on the checkout
+    if _err.name != "jaxnb.methods.stagewise":
+        raise
+
+
+# ================================================================================ folds
+def _fold_ids_from_key(key, n_rows, n_folds):
+    return (jax.random.permutation(key, n_rows) % n_folds).astype(jnp.int32)
+
+
+def fold_ids(seed: int, n_rows: int, n_folds: int) -> np.ndarray:
+    """The fold of every training row used by `sweep` for ``seed`` (balanced, random, (n,) int)."""
+    return np.asarray(_fold_ids_from_key(jax.random.PRNGKey(seed), n_rows, n_folds))
+
+
+# ================================================================================ result
+class SweepResult:
+    """Metrics of a sweep.
+
+    Attributes:
+      method: method name; grid: dict name -> (H,) grid values (user-visible entries);
+      seeds: (S,) seeds; n_folds: K or None; arrays: dict metric -> array (D, H, F, S);
+      table: tidy NumPy structured array, one row per (data set, grid point, fold, seed), fields
+      ``method, dataset, <grid names>, fold, seed, <metrics>`` (rows in that nested order).
+    """
+
+    def __init__(self, method, grid, seeds, n_folds, arrays):
+        self.method, self.grid, self.seeds, self.n_folds = method, grid, np.asarray(seeds), n_folds
+        self.arrays = arrays
+        self.table = self._make_table()
+
+    def _make_table(self):
+        D, H, F, S = next(iter(self.arrays.values())).shape[:4]
+        idx = np.stack(
+            np.meshgrid(np.arange(D), np.arange(H), np.arange(F), np.arange(S), indexing="ij"), -1
+        ).reshape(-1, 4)
+        cols: dict[str, np.ndarray] = {
+            "method": np.full(len(idx), self.method),
+            "dataset": idx[:, 0].astype(np.int32),
+        }
+        for name, vals in self.grid.items():
+            cols[name] = np.asarray(vals)[idx[:, 1]]
+        cols["fold"] = (idx[:, 2] if self.n_folds else np.full(len(idx), -1)).astype(np.int32)
+        cols["seed"] = self.seeds[idx[:, 3]].astype(np.int64)
+        for name, arr in self.arrays.items():
+            cols[name] = np.asarray(arr).reshape(-1)
+        return _structured(cols)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The table as a list of dicts (Python scalars)."""
+        names = self.table.dtype.names
+        return [{k: r[k].item() for k in names} for r in self.table]
+
+    def to_pandas(self):
+        """The table as a pandas DataFrame (pandas is optional)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.table)
+
+    def __len__(self):
+        return len(self.table)
+
+    def __repr__(self):
+        D, H, F, S = next(iter(self.arrays.values())).shape[:4]
+        return (
+            f"SweepResult(method={self.method!r}, datasets={D}, grid={H}, folds={F}, "
+            f"seeds={S}, metrics={list(self.arrays)})"
+        )
+
+
+def _structured(cols: Mapping[str, np.ndarray]) -> np.ndarray:
+    dtype = []
+    for k, v in cols.items():
+        v = np.asarray(v)
+        if v.dtype.kind in "US":
+            dtype.append((k, f"U{max(1, max((len(str(s)) for s in v), default=1))}"))
+        elif v.dtype.kind == "b":
+            dtype.append((k, "?"))
+        elif v.dtype.kind in "iu":
+            dtype.append((k, "i8"))
+        else:
+            dtype.append((k, "f8"))
+    n = len(next(iter(cols.values())))
+    out = np.empty(n, dtype)
+    for k, v in cols.items():
+        out[k] = v
+    return out
+
+
+def concat_tables(tables: Sequence[np.ndarray]) -> np.ndarray:
+    """Stack structured tables with different fields (missing: NaN, -1, False or "")."""
+    names: list[str] = []
+    kinds: dict[str, str] = {}
+    widths: dict[str, int] = {}
+    for t in tables:
+        for nm in t.dtype.names:
+            if nm not in kinds:
+                names.append(nm)
+                kinds[nm] = t.dtype[nm].kind
+            if t.dtype[nm].kind == "U":
+                widths[nm] = max(widths.get(nm, 1), t.dtype[nm].itemsize // 4)
+            elif kinds[nm] != t.dtype[nm].kind:
+                kinds[nm] = "f"
+    fill = {"f": np.nan, "i": -1, "b": False, "U": ""}
+    cols = {}
+    for nm in names:
+        parts = []
+        for t in tables:
+            if nm in t.dtype.names:
+                parts.append(np.asarray(t[nm]))
+            else:
+                parts.append(
+                    np.full(
+                        len(t),
+                        fill[kinds[nm]],
+                        dtype=f"U{widths.get(nm, 1)}" if kinds[nm] == "U" else None,
+                    )
+                )
+        col = np.concatenate(parts)
+        cols[nm] = col.astype(np.float64) if kinds[nm] == "f" else col
+    return _structured(cols)
+
+
+# ================================================================================= driver
+def _as_batched(data):
+    if not isinstance(data, Mapping):
+        raise TypeError(
+            f"data must be a dict of arrays (e.g. make_table1_batch's); got {type(data).__name__}"
+        )
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise ValueError(
+            f"data is missing {missing}; it needs codes_train (D, n, q), "
+            f"values_train (D, n, r) and y_train (D, n)"
+        )
+    d = {k: np.asarray(v) for k, v in data.items()}
+    if d["codes_train"].ndim == 2:  # one data set
+        d = {k: v[None] for k, v in d.items()}
+    D = d["codes_train"].shape[0]
+    for k, v in d.items():
+        if v.ndim == 0 or v.shape[0] != D:
+            raise ValueError(
+                f"every array in data needs the leading data-set axis D={D}; {k} has "
+                f"shape {v.shape}"
+            )
+    ct, vt, yt = d["codes_train"], d["values_train"], d["y_train"]
+    if (
+        ct.ndim != 3
+        or vt.ndim != 3
+        or yt.ndim != 2
+        or not (ct.shape[1] == vt.shape[1] == yt.shape[1])
+    ):
+        raise ValueError(
+            f"codes_train (D, n, q), values_train (D, n, r) and y_train (D, n) must "
+            f"agree; got {ct.shape}, {vt.shape}, {yt.shape}"
+        )
+    if ("codes_test" in d) != ("y_test" in d) or ("codes_test" in d) != ("values_test" in d):
+        raise ValueError("test data needs codes_test, values_test and y_test together")
+    return d
+
+
+def _grid_arrays(grid: Mapping[str, Sequence]):
+    if not isinstance(grid, Mapping) or not grid:
+        raise ValueError(f"grid must be a non-empty dict name -> list of values; got {grid!r}")
+    names = list(grid)
+    values = [np.atleast_1d(np.asarray(grid[k])) for k in names]
+    for k, v in zip(names, values, strict=True):
+        if v.ndim != 1 or v.size == 0 or v.dtype.kind not in "fiub":
+            raise ValueError(f"grid[{k!r}] must be a non-empty 1-D list of numbers; got {v!r}")
+    prod = list(itertools.product(*[range(len(v)) for v in values]))
+    return {k: v[[p[i] for p in prod]] for i, (k, v) in enumerate(zip(names, values, strict=True))}
+
+
+def _folds_arg(folds, D, n):
+    if folds is None:
+        return None, 1, None
+    if isinstance(folds, (int, np.integer)) and not isinstance(folds, bool):
+        if not 2 <= folds <= n:
+            raise ValueError(
+                f"folds must be an int in [2, n_train={n}], a fold-id array or None; got {folds=}"
+            )
+        return int(folds), int(folds), None
+    ids = np.asarray(folds)
+    if ids.shape == (n,):
+        ids = np.broadcast_to(ids, (D, n))
+    if ids.shape != (D, n) or ids.dtype.kind not in "iu" or ids.min() < 0:
+        raise ValueError(
+            f"fold ids must be non-negative ints of shape (n,) or (D, n) = ({D}, "
+            f"{n}); got {ids.shape}"
+        )
+    return None, int(ids.max()) + 1, ids.astype(np.int32)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_sweep(
+    fit_eval_fn,
+    opt_key,
+    n_states,
+    n_classes,
+    path,
+    random_k,
+    F,
+    n,
+    mesh,
+    dtype_name,
+    has_valid,
+    dataset_batch_size,
+):
+    """The jitted, vmapped (and, with a mesh, shard_mapped) sweep; cached so that repeated sweeps
+    of the same configuration reuse one compilation (jit caches by function identity)."""
+    dtype = jnp.dtype(dtype_name)
+    fn = partial(fit_eval_fn, n_states=n_states, n_classes=n_classes, **dict(opt_key))
+
+    def per_dataset(dd, grid_h, seed_keys):
+        base_w = dd.get("weight_train", jnp.ones((n,), dtype)).astype(dtype)
+        task = {k: v for k, v in dd.items() if k not in ("weight_train", "_fold_ids")}
+
+        def per_seed(key):
+            if random_k is not None:
+                ids = _fold_ids_from_key(key, n, random_k)
+            elif "_fold_ids" in dd:
+                ids = dd["_fold_ids"]
+            else:
+                ids = jnp.full((n,), -1, jnp.int32)
+            mkey = jax.random.fold_in(key, 1)
+
+            def per_fold(k):
+                valid = (ids == k).astype(dtype)
+                train_w, valid_w = base_w * (1.0 - valid), base_w * valid
+                if not has_valid:
+                    valid_w = None  # static: no held-out rows, no validation metrics
+                if path:
+                    return fn(task, grid_h, train_w, valid_w, mkey)
+                return jax.vmap(lambda h: fn(task, h, train_w, valid_w, mkey))(grid_h)
+
+            return jax.vmap(per_fold)(jnp.arange(F))
+
+        return jax.vmap(per_seed)(seed_keys)  # leaves (S, F, H)
+
+    if dataset_batch_size is None:
+        batched = jax.vmap(per_dataset, in_axes=(0, None, None))
+    else:
+        # lax.map: data sets in sequence (vmapped dataset_batch_size at a time) inside one program.
+        # On CPU this beats one wide vmap: no straggling in batched while loops, no batched
+        # gathers, and the working set of one data set stays in cache.
+        def batched(jd, grid_h, seed_keys):
+            return lax.map(
+                lambda dd: per_dataset(dd, grid_h, seed_keys),
+                jd,
+                batch_size=None if dataset_batch_size == 1 else dataset_batch_size,
+            )
+
+    if mesh is None:
+        return jax.jit(batched)
+    axis = mesh.axis_names[0]
+
+    def sharded(jd, garr, keys):
+        specs = {k: P(axis) for k in jd}
+        # No collective runs inside (data sets are independent). check_vma=False because core
+        # loops build their initial carries from constants (device-invariant) while the body
+        # makes them per-device; with no psum anywhere the distinction has no effect here.
+        return jax.shard_map(
+            batched, mesh=mesh, in_specs=(specs, P(), P()), out_specs=P(axis), check_vma=False
+        )(jd, garr, keys)
+
+    return jax.jit(sharded)
+
+
+def sweep(
+    fit_eval_fn: Callable,
+    data,
+    grid: Mapping[str, Sequence],
+    *,
+    n_states,
+    n_classes: int | None = None,
+    folds=None,
+    seeds: Sequence[int] = (0,),
+    path=False,
+    options: Mapping[str, Any] | None = None,
+    mesh=None,
+    name: str = "custom",
+    prepare: Callable | None = None,
+    dataset_batch_size="auto",
+) -> SweepResult:
+    r"""Run ``fit_eval_fn`` over data sets × grid × folds × seeds in one compiled, vmapped call.
+
+    Args:
+      fit_eval_fn: see `SweepMethod` (``(data, hyper, train_weight, valid_weight, key, *,
+        n_states, n_classes, **options) -> dict`` of scalar metrics).
+      data: dict with ``codes_train`` (D, n, q) int, ``values_train`` (D, n, r), ``y_train``
+        (D, n); optional ``weight_train`` (D, n), ``codes_test`` / ``values_test`` / ``y_test``
+        and any other per-data-set arrays (``noisy``...), all with the leading D axis (one data set
+        without it is accepted).
+      grid: dict name -> values; the grid is their Cartesian product (H points).
+      n_states: static state counts of the discrete predictors.
+      n_classes: number of classes (default: largest label + 1).
+      folds: None (train on all rows), K (random balanced folds per seed, `fold_ids`) or fold ids
+        (n,) / (D, n).
+      seeds: seeds (fold assignment, and a key handed to ``fit_eval_fn``).
+      path: ``fit_eval_fn`` takes the whole grid at once (see `SweepMethod`).
+      options: static keyword arguments of ``fit_eval_fn`` (hashable values).
+      mesh: a 1-D mesh to split data sets over; default all devices when there are several;
+        ``False`` keeps one device.
+      name: method name written in the table.
+      prepare: optional host hook (see `SweepMethod`).
+      dataset_batch_size: how data sets are batched on each device: None vmaps all of them (best
+        on GPU/TPU), an int k runs them k at a time in sequence (``lax.map``) inside the same
+        compiled program, ``"auto"`` (default) is 1 on CPU and None elsewhere.
+
+    Returns:
+      `SweepResult`.
+    """
+    d = _as_batched(data)
+    D, n = d["y_train"].shape
+    n_states = tuple(int(m) for m in n_states)
+    if d["codes_train"].shape[2] != len(n_states):
+        raise ValueError(
+            f"codes_train has {d['codes_train'].shape[2]} columns but n_states has {len(n_states)}"
+        )
+    if n_classes is None:
+        n_classes = int(max(d["y_train"].max(), d["y_test"].max() if "y_test" in d else 0)) + 1
+    if n_classes < 2:
+        raise ValueError(f"n_classes must be >= 2; got {n_classes}")
+    grid_arrays = _grid_arrays(grid)
+    user_grid = dict(grid_arrays)
+    H = len(next(iter(grid_arrays.values())))
+    options = dict(options or {})
+    grid_arrays["_h"] = np.arange(H)
+    groups = [(grid_arrays, options)]
+    if prepare is not None:
+        p = len(n_states) + d["values_train"].shape[2]
+        groups = prepare(grid_arrays, options, p)
+        if isinstance(groups, tuple):
+            groups = [groups]
+        covered = np.sort(np.concatenate([np.asarray(g["_h"]) for g, _ in groups]))
+        if not np.array_equal(covered, np.arange(H)):
+            raise ValueError(
+                "a prepare hook must return groups that cover every grid point once "
+                "(keep the '_h' entry)"
+            )
+    if path and len(groups) > 1:
+        raise ValueError("path methods take the whole grid at once; prepare must not split it")
+    seeds = np.atleast_1d(np.asarray(seeds, np.int64))
+    if seeds.ndim != 1 or seeds.size == 0:
+        raise ValueError(f"seeds must be a non-empty list of ints; got {seeds!r}")
+    random_k, F, fixed_ids = _folds_arg(folds, D, n)
+
+    dtype = jnp.zeros(()).dtype
+    jd = {k: jnp.asarray(v) for k, v in d.items()}
+    jd["codes_train"] = jd["codes_train"].astype(jnp.int32)
+    jd["values_train"] = jd["values_train"].astype(dtype)
+    if "codes_test" in jd:
+        jd["codes_test"] = jd["codes_test"].astype(jnp.int32)
+        jd["values_test"] = jd["values_test"].astype(dtype)
+    if fixed_ids is not None:
+        jd["_fold_ids"] = jnp.asarray(fixed_ids)
+    keys = jnp.stack([jax.random.PRNGKey(int(s)) for s in seeds])
+    if mesh is None:
+        mesh = _default_mesh()
+    n_dev = 1 if mesh is False else mesh.devices.size
+    pad = (-D) % n_dev
+    if pad:
+        jd = {k: jnp.concatenate([v, jnp.repeat(v[-1:], pad, axis=0)]) for k, v in jd.items()}
+    batch = _dataset_batch(dataset_batch_size, mesh)
+
+    arrays: dict[str, np.ndarray] = {}
+    for g_arrays, g_options in groups:
+        try:
+            opt_key = tuple(sorted(g_options.items()))
+            hash(opt_key)
+        except TypeError as err:
+            raise TypeError(
+                f"options must have hashable values (they are static); got {g_options}"
+            ) from err
+        garr = {
+            k: jnp.asarray(v.astype(dtype) if v.dtype.kind == "f" else v)
+            for k, v in g_arrays.items()
+            if not k.startswith("_")
+        }
+        run = _compiled_sweep(
+            fit_eval_fn,
+            opt_key,
+            n_states,
+            int(n_classes),
+            bool(path),
+            random_k,
+            F,
+            n,
+            mesh if n_dev > 1 else None,
+            str(dtype),
+            folds is not None,
+            batch,
+        )
+        out = run(jd, garr, keys)
+        pos = np.asarray(g_arrays["_h"])
+        for k, v in out.items():
+            a = np.transpose(np.asarray(v)[:D], (0, 3, 2, 1))  # (D, S, F, h) -> (D, h, F, S)
+            if k not in arrays:
+                arrays[k] = np.zeros((D, H) + a.shape[2:], a.dtype)
+            arrays[k][:, pos] = a
+    if folds is None:
+        arrays = {k: v for k, v in arrays.items() if not k.startswith("valid_")}
+    return SweepResult(
+        name,
+        {k: np.asarray(v) for k, v in user_grid.items()},
+        seeds,
+        None if folds is None else F,
+        arrays,
+    )
+
+
+def _dataset_batch(dataset_batch_size, mesh):
+    if dataset_batch_size == "auto":
+        devices = jax.devices() if mesh is False else list(mesh.devices.flat)
+        return 1 if devices[0].platform == "cpu" else None
+    if dataset_batch_size is not None and (
+        not isinstance(dataset_batch_size, (int, np.integer)) or dataset_batch_size < 1
+    ):
+        raise ValueError(
+            f"dataset_batch_size must be 'auto', None or a positive int; got {dataset_batch_size!r}"
+        )
+    return None if dataset_batch_size is None else int(dataset_batch_size)
+
+
+def _default_mesh():
+    if jax.device_count() < 2:
+        return False
+    from .distributed import make_mesh
+
+    return make_mesh()
+
+
+def _method(name):
+    if name not in _METHODS:
+        raise ValueError(f"unknown sweep method {name!r}; available: {available_sweep_methods()}")
+    return _METHODS[name]
+
+
+def sweep_methods(
+    data,
+    methods: Mapping[str, Mapping[str, Sequence] | None] | Sequence[str],
+    *,
+    n_states,
+    n_classes=None,
+    folds=None,
+    seeds=(0,),
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    mesh=None,
+    dataset_batch_size="auto",
+):
+    r"""Run several registered methods (one compiled call each) and stack their tables.
+
+    Args:
+      methods: ``{"nb": {"alpha": [...]}, "group_lasso": {"penalty": [...]}, "fsnb": None}``
+        (None: the method's default grid) or a list of names.
+      options: per-method static options, e.g. ``{"group_lasso": {"adaptive": True}}``.
+      Other arguments: see `sweep`.
+
+    Returns:
+      (table, results): the stacked structured table (`concat_tables`) and the dict name ->
+      `SweepResult`.
+    """
+    if not isinstance(methods, Mapping):
+        methods = {m: None for m in methods}
+    options = dict(options or {})
+    unknown = set(options) - set(methods)
+    if unknown:
+        raise ValueError(f"options given for methods not run: {sorted(unknown)}")
+    results = {}
+    for name, grid in methods.items():
+        m = _method(name)
+        results[name] = sweep(
+            m.fit_eval_fn,
+            data,
+            grid or m.default_grid,
+            n_states=n_states,
+            n_classes=n_classes,
+            folds=folds,
+            seeds=seeds,
+            path=m.path,
+            options=options.get(name),
+            mesh=mesh,
+            name=name,
+            prepare=m.prepare,
+            dataset_batch_size=dataset_batch_size,
+        )
+    return concat_tables([r.table for r in results.values()]), results
+
+
+def sweep_nb(
+    data,
+    grid: Mapping[str, Sequence] | None = None,
+    *,
+    n_states,
+    n_classes=None,
+    folds=None,
+    seeds=(0,),
+    var_smoothing=1e-9,
+    mesh=None,
+    dataset_batch_size="auto",
+) -> SweepResult:
+    """NB over data sets × ``grid`` (``alpha``, optionally ``var_smoothing``) × folds × seeds."""
+    m = _method("nb")
+    return sweep(
+        m.fit_eval_fn,
+        data,
+        grid or m.default_grid,
+        n_states=n_states,
+        n_classes=n_classes,
+        folds=folds,
+        seeds=seeds,
+        options={"var_smoothing": var_smoothing},
+        mesh=mesh,
+        name="nb",
+        dataset_batch_size=dataset_batch_size,
+    )

@@ -1,0 +1,155 @@
+"""Tests for jaxnb.outofcore: chunked fits (memmap, .npy path, iterator) equal in-memory fits."""
+
+import jax
+import numpy as np
+import pytest
+
+from jaxnb import NaiveBayes
+from jaxnb.outofcore import (
+    fit_nb_out_of_core,
+    fit_stats_out_of_core,
+    iter_npy_chunks,
+    naive_bayes_from_stats,
+    predict_out_of_core,
+)
+
+DISCRETE = [0, 1, 5]
+N_STATES = [3, 3, 4]
+
+
+def _table(seed, n=2503, missing=False):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = np.c_[
+        rng.integers(0, 3, (n, 2)),
+        rng.normal(size=(n, 3)) * [1, 10, 0.1] + y[:, None] + 50,
+        rng.integers(0, 4, n),
+    ].astype(np.float64)
+    X[:, 0] = np.where(rng.random(n) < 0.5, y, X[:, 0])
+    if missing:
+        X[rng.random((n, 6)) < 0.05] = np.nan
+    return X, y, rng.uniform(0.1, 3.0, n)
+
+
+def _tree_close(a, b, rtol=1e-10, atol=1e-10):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("kind", ["memmap", "path"])
+def test_memmap_and_npy_path_equal_in_memory_fit(tmp_path, kind, capsys):
+    X, y, w = _table(0)
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    np.save(tmp_path / "w.npy", w)
+    if kind == "memmap":
+        src = [np.load(tmp_path / f, mmap_mode="r") for f in ("X.npy", "y.npy", "w.npy")]
+    else:
+        src = [tmp_path / f for f in ("X.npy", "y.npy", "w.npy")]
+    model = fit_nb_out_of_core(
+        src[0],
+        src[1],
+        classes=[0, 1, 2],
+        discrete=DISCRETE,
+        n_states=N_STATES,
+        sample_weight=src[2],
+        chunk_rows=500,
+        alpha=0.5,
+        progress=True,
+        progress_interval=0.0,
+    )
+    ref = NaiveBayes(discrete=DISCRETE, n_states=N_STATES, alpha=0.5).fit(X, y, sample_weight=w)
+    _tree_close(model.stats_, ref.stats_, rtol=1e-10, atol=1e-9)
+    _tree_close(model.params_, ref.params_)
+    np.testing.assert_allclose(
+        model.predict_log_proba(X[:50]), ref.predict_log_proba(X[:50]), rtol=1e-10, atol=1e-10
+    )
+    err = capsys.readouterr().err
+    assert "rows/s" in err and "2,503/2,503" in err and "done" in err
+    # chunked prediction (also from the same source kind) equals the in-memory estimator
+    lp = predict_out_of_core(
+        model, src[0], method="predict_log_proba", chunk_rows=700, progress=False
+    )
+    np.testing.assert_allclose(lp, ref.predict_log_proba(X), rtol=1e-10, atol=1e-10)
+    out = np.lib.format.open_memmap(
+        tmp_path / "pred.npy", mode="w+", dtype=np.int64, shape=(X.shape[0],)
+    )
+    predict_out_of_core(model, src[0], chunk_rows=600, out=out, progress=False)
+    np.testing.assert_array_equal(out, ref.predict(X))
+
+
+def test_iterator_of_uneven_chunks_with_labels_and_missing_values():
+    X, y, _ = _table(1, n=1500, missing=True)
+    labels = np.array(["ham", "spam", "eggs"])[y]
+    sizes = [1, 333, 700, 17, 449]
+    bounds = np.cumsum([0] + sizes)
+    chunks = ((X[a:b], labels[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    stats = fit_stats_out_of_core(
+        chunks,
+        classes=["spam", "ham", "eggs"],
+        discrete=DISCRETE,
+        n_states=N_STATES,
+        missing="ignore",
+        chunk_rows=256,
+        progress=False,
+    )
+    ref = NaiveBayes(discrete=DISCRETE, n_states=N_STATES, missing="ignore").fit(X, labels)
+    _tree_close(stats, ref.stats_, rtol=1e-10, atol=1e-9)
+
+
+def test_naive_bayes_from_stats_supports_partial_fit_and_explain():
+    X, y, _ = _table(2, n=600)
+    ref = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X[:400], y[:400])
+    est = naive_bayes_from_stats(ref.stats_, ref.classes_, n_features=6, discrete_idx=DISCRETE)
+    np.testing.assert_allclose(est.explain(X[:20]), ref.explain(X[:20]), rtol=1e-12)
+    est.partial_fit(X[400:], y[400:])
+    full = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X, y)
+    np.testing.assert_allclose(
+        est.predict_log_proba(X), full.predict_log_proba(X), rtol=1e-9, atol=1e-9
+    )
+
+
+def test_invalid_rows_are_reported_with_their_position(tmp_path):
+    X, y, _ = _table(3, n=1000)
+    bad = X.copy()
+    bad[777, 5] = 9  # code outside n_states
+    with pytest.raises(ValueError, match="first offending row 777"):
+        fit_nb_out_of_core(
+            bad,
+            y,
+            classes=[0, 1, 2],
+            discrete=DISCRETE,
+            n_states=N_STATES,
+            chunk_rows=300,
+            progress=False,
+        )
+    nan = X.copy()
+    nan[5, 2] = np.nan
+    with pytest.raises(ValueError, match="missing='error'"):
+        fit_nb_out_of_core(
+            nan,
+            y,
+            classes=[0, 1, 2],
+            discrete=DISCRETE,
+            n_states=N_STATES,
+            chunk_rows=300,
+            progress=False,
+        )
+    with pytest.raises(ValueError, match="not in classes"):
+        fit_nb_out_of_core(
+            X, y + 10, classes=[10, 11], discrete=DISCRETE, n_states=N_STATES, progress=False
+        )
+    with pytest.raises(ValueError, match="n_states is required"):
+        fit_nb_out_of_core(X, y, classes=[0, 1, 2], discrete=DISCRETE, progress=False)
+    with pytest.raises(ValueError, match="y_source must be 1-D with 1000"):
+        fit_nb_out_of_core(
+            X, y[:10], classes=[0, 1, 2], discrete=DISCRETE, n_states=N_STATES, progress=False
+        )
+
+
+def test_iter_npy_chunks_reads_the_file_exactly(tmp_path):
+    a = np.arange(35, dtype=np.int16).reshape(7, 5)
+    np.save(tmp_path / "a.npy", a)
+    parts = list(iter_npy_chunks(tmp_path / "a.npy", 3))
+    assert [s for s, _ in parts] == [0, 3, 6]
+    np.testing.assert_array_equal(np.concatenate([p for _, p in parts]), a)

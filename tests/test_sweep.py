@@ -1,0 +1,174 @@
+"""Tests for jaxnb.sweep: one compiled sweep equals looping the estimators / core fits in Python."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxnb import NaiveBayes
+from jaxnb.methods import group_lasso as gl
+from jaxnb.methods.nb import fit_stats
+from jaxnb.sweep import (
+    available_sweep_methods,
+    concat_tables,
+    fold_ids,
+    register_sweep_method,
+    sweep,
+    sweep_methods,
+    sweep_nb,
+)
+
+
+@pytest.fixture(scope="module")
+def table1():
+    """Three small Table-1-like data sets (NumPy, so no generator compile): 3 classes, 8 ternary
+    predictors of which the first 3 depend on the class, a partial copy of X1, and 4 noisy ones."""
+    rng = np.random.default_rng(3)
+    D, n, q = 3, 60 + 90, 8
+    y = rng.integers(0, 3, (D, n))
+    codes = rng.integers(0, 3, (D, n, q))
+    for i in range(3):
+        codes[:, :, i] = np.where(rng.random((D, n)) < 0.55, (y + i) % 3, codes[:, :, i])
+    codes[:, :, 3] = np.where(rng.random((D, n)) < 0.8, codes[:, :, 0], codes[:, :, 3])
+    noisy = np.broadcast_to(np.arange(q) >= 4, (D, q))
+    data = {
+        "codes_train": codes[:, :60],
+        "values_train": np.zeros((D, 60, 0)),
+        "y_train": y[:, :60],
+        "codes_test": codes[:, 60:],
+        "values_test": np.zeros((D, 90, 0)),
+        "y_test": y[:, 60:],
+        "noisy": noisy,
+    }
+    return {k: np.asarray(v) for k, v in data.items()}, (3,) * q
+
+
+def test_nb_sweep_equals_looping_the_estimator(table1):
+    data, ns = table1
+    alphas, seeds, K = [0.5, 1.0, 2.0], [0, 7], 3
+    res = sweep_nb(data, {"alpha": alphas}, n_states=ns, folds=K, seeds=seeds)
+    assert res.arrays["valid_error"].shape == (3, 3, K, 2)
+    assert len(res.rows()) == 3 * 3 * K * 2
+    for d in range(3):
+        X, y = data["codes_train"][d], data["y_train"][d]
+        Xt, yt = data["codes_test"][d], data["y_test"][d]
+        for s_i, seed in enumerate(seeds):
+            ids = fold_ids(seed, X.shape[0], K)
+            assert np.bincount(ids).tolist() == [20, 20, 20]
+            for k in range(K):
+                tr, va = ids != k, ids == k
+                for h, a in enumerate(alphas):
+                    m = NaiveBayes(discrete="all", n_states=list(ns), alpha=a).fit(X[tr], y[tr])
+                    got = {key: v[d, h, k, s_i] for key, v in res.arrays.items()}
+                    np.testing.assert_allclose(
+                        got["valid_error"], np.mean(m.predict(X[va]) != y[va]), atol=1e-12
+                    )
+                    np.testing.assert_allclose(
+                        got["test_error"], np.mean(m.predict(Xt) != yt), atol=1e-12
+                    )
+                    lp = m.predict_log_proba(X[va])
+                    np.testing.assert_allclose(
+                        got["valid_log_loss"], -np.mean(lp[np.arange(len(lp)), y[va]]), rtol=1e-10
+                    )
+                    lpt = m.predict_log_proba(X[tr])
+                    np.testing.assert_allclose(
+                        got["train_log_loss"], -np.mean(lpt[np.arange(len(lpt)), y[tr]]), rtol=1e-10
+                    )
+    # the tidy table holds the same numbers, in (dataset, grid, fold, seed) order
+    row = res.rows()[1]
+    assert (row["dataset"], row["alpha"], row["fold"], row["seed"]) == (0, 0.5, 0, 7)
+    assert row["valid_error"] == res.arrays["valid_error"][0, 0, 0, 1]
+
+
+@pytest.mark.skipif(
+    jax.device_count() < 2,
+    reason="needs >= 2 devices; run with XLA_FLAGS=--xla_force_host_platform_device_count=4",
+)
+def test_sharded_sweep_equals_single_device(table1):
+    data, ns = table1
+    sharded = sweep_nb(data, {"alpha": [0.5, 1.0]}, n_states=ns, folds=2, seeds=[1])
+    single = sweep_nb(data, {"alpha": [0.5, 1.0]}, n_states=ns, folds=2, seeds=[1], mesh=False)
+    for k in single.arrays:
+        np.testing.assert_allclose(sharded.arrays[k], single.arrays[k], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(
+    "fsnb" not in available_sweep_methods(),
+    reason="jaxnb/methods/stagewise.py is not in this checkout",
+)
+def test_fsnb_and_group_lasso_sweeps_equal_looped_fits(table1):
+    from jaxnb.estimators_search import StagewiseNB
+
+    data, ns = table1
+    eps = [0.3, 0.5, 0.26]  # k_max = 4, 2, 4: two static groups, results back in grid order
+    pens = [0.0, 0.3, 0.1]  # unsorted on purpose: results come back in grid order
+    table, res = sweep_methods(
+        data,
+        {"fsnb": {"epsilon": eps, "patience": [10]}, "group_lasso": {"penalty": pens}, "nb": None},
+        n_states=ns,
+        options={"group_lasso": {"relative": True, "tol": 1e-9}},
+    )
+    assert len(table) == 3 * 3 + 3 * 3 + 3 and set(table["method"]) == {"fsnb", "group_lasso", "nb"}
+    fs, glr = res["fsnb"].arrays, res["group_lasso"].arrays
+    for d in range(2):
+        X, y = data["codes_train"][d], data["y_train"][d]
+        Xt, yt = data["codes_test"][d], data["y_test"][d]
+        for h, e in enumerate(eps):
+            if e == 0.5:  # its own static group; compared below via its grid position only
+                continue
+            m = StagewiseNB(discrete="all", n_states=list(ns), epsilon=e, patience=10).fit(X, y)
+            assert fs["n_selected"][d, h, 0, 0] == m.n_selected_
+            assert fs["n_iter"][d, h, 0, 0] == m.n_iter_
+            np.testing.assert_allclose(
+                fs["test_error"][d, h, 0, 0], np.mean(m.predict(Xt) != yt), atol=1e-12
+            )
+        stats = fit_stats(
+            jnp.asarray(X),
+            jnp.asarray(data["values_train"][d]),
+            jnp.asarray(y),
+            n_states=ns,
+            n_classes=3,
+        )
+        problem = gl.make_group_lasso_problem(stats, alpha=1.0)
+        lmax = gl.lambda_max(problem)
+        path = gl.group_lasso_path(problem, lmax * jnp.asarray([0.3, 0.1, 0.0]), tol=1e-9)
+        np.testing.assert_array_equal(
+            glr["n_active"][d, :, 0, 0], np.asarray(path.n_active)[[2, 0, 1]]
+        )
+    # the k_max = 2 group (eps = 0.5) landed at grid position 1: at most p * k_max = 16 moves
+    assert (fs["n_iter"][:, 1] <= 16).all() and (fs["n_iter"][:, 1] >= 1).all()
+    assert (fs["n_selected"][:, 1] >= 1).all()
+    # penalty 0 is NB with the same Laplace smoothing
+    np.testing.assert_allclose(
+        glr["test_log_loss"][:, 0], res["nb"].arrays["test_log_loss"][:, 0], rtol=1e-6
+    )
+    assert (glr["n_active"][:, 1] <= glr["n_active"][:, 2]).all()
+    assert (glr["n_active"][:, 1] < 8).all() and (glr["n_noisy_selected"] <= 4).all()
+
+
+def test_custom_fit_eval_fn_and_validation(table1):
+    data, ns = table1
+
+    def prior_only(d, hyper, train_w, valid_w, key, *, n_states, n_classes):
+        cw = jnp.zeros(n_classes).at[d["y_train"]].add(train_w) + hyper["a"]
+        u = jax.random.uniform(key)
+        return {"log_prior_0": jnp.log(cw[0] / cw.sum()), "u": u}
+
+    res = sweep(prior_only, data, {"a": [0.0, 1.0]}, n_states=ns, seeds=[0, 1], name="prior")
+    y0 = data["y_train"][0]
+    np.testing.assert_allclose(
+        res.arrays["log_prior_0"][0, 0, 0, 0], np.log(np.mean(y0 == 0)), rtol=1e-12
+    )
+    assert res.arrays["u"][0, 0, 0, 0] != res.arrays["u"][0, 0, 0, 1]  # seeds give distinct keys
+    assert set(res.table["method"]) == {"prior"}
+    register_sweep_method("prior_only_test", prior_only, default_grid={"a": [0.5]})
+    table, _ = sweep_methods(data, ["prior_only_test"], n_states=ns)
+    assert table["a"].tolist() == [0.5] * 3
+    both = concat_tables([res.table, table])
+    assert len(both) == len(res.table) + 3 and np.isnan(both["a"]).sum() == 0
+    with pytest.raises(ValueError, match="missing"):
+        sweep_nb({"codes_train": data["codes_train"]}, n_states=ns)
+    with pytest.raises(ValueError, match="folds must be"):
+        sweep_nb(data, n_states=ns, folds=1)
+    with pytest.raises(ValueError, match="unknown sweep method"):
+        sweep_methods(data, ["nope"], n_states=ns)

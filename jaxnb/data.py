@@ -37,6 +37,42 @@ __all__ = ["FeatureEncoder", "encode_labels", "check_sample_weight", "check_X_2d
 
 _MISSING_CODE = -1
 
+# Bytes per chunk of the vectorized encoding of plain numeric arrays: each chunk is copied and
+# checked while it is in cache (one pass over the data instead of one strided pass per column).
+_CHUNK_BYTES = 1 << 22
+_ALIGN = 64  # alignment of encoded arrays: jax.device_put(..., may_alias=True) then skips a copy
+
+
+def _aligned_empty(shape, dtype):
+    """np.empty whose data pointer is 64-byte aligned (XLA:CPU can then use it without a copy)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + _ALIGN, np.uint8)
+    off = (-buf.ctypes.data) % _ALIGN
+    return buf[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def _plain_numeric(X):
+    """X itself when it is a non-empty 2-D NumPy array of bool/int/uint/float, else None."""
+    if (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"
+            and X.shape[0] > 0 and X.shape[1] > 0):
+        return X
+    return None
+
+
+def _row_chunks(n, row_bytes):
+    step = max(1, _CHUNK_BYTES // max(int(row_bytes), 1))
+    return [(a, min(n, a + step)) for a in range(0, n, step)]
+
+
+def _take_columns(block, idx, p):
+    """block[:, idx] without a copy when idx is every column or a contiguous range."""
+    if len(idx) == p:
+        return block
+    if len(idx) and idx[-1] - idx[0] + 1 == len(idx):
+        return block[:, idx[0]:idx[-1] + 1]
+    return block[:, idx]
+
 
 def _is_pandas_df(X) -> bool:
     return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
@@ -161,6 +197,8 @@ class FeatureEncoder:
                                  f"mark it discrete (discrete=[..., {j}]) or convert it to numbers")
         q = len(self.discrete_idx_)
         given = self._given_n_states(q)
+        if self._fit_numeric_fast(X, given):
+            return self
         self.categories_ = []
         self.n_states_ = []
         for t, j in enumerate(self.discrete_idx_):
@@ -238,15 +276,110 @@ class FeatureEncoder:
                                  f"[0, n_states){extra}")
         return codes
 
+    def _code_range(self, blk, lo=None, hi=None, bound=None):
+        """Running per-column (min, max) of a chunk of numeric discrete columns for the vectorized
+        path; None when some value needs the per-column path (non-finite or fractional floats,
+        codes beyond the int range), which then raises or handles it exactly as documented.
+        With ``bound`` (the smallest state count) a chunk whose codes all lie in [0, bound) is
+        accepted from its overall min and max (cheaper than per-column ones) and left as is."""
+        if blk.dtype.kind == "f":
+            if not np.isfinite(blk.sum()) or (blk != np.round(blk)).any():
+                return None
+        if bound is not None and lo is not None and 0 <= blk.min() and blk.max() < bound:
+            return lo, hi
+        bmin, bmax = blk.min(0), blk.max(0)
+        if blk.dtype.kind == "f" and ((bmax >= 2 ** 31).any() or (bmin < -2 ** 31).any()):
+            return None
+        if blk.dtype.kind == "u" and bmax.max() > np.iinfo(np.int64).max:
+            return None
+        bmin, bmax = bmin.astype(np.int64), bmax.astype(np.int64)
+        if lo is not None:
+            bmin, bmax = np.minimum(lo, bmin), np.maximum(hi, bmax)
+        return bmin, bmax
+
+    def _codes_allowed(self, lo):
+        """Whether every column minimum is a valid code (or -1 = missing with missing='ignore')."""
+        return bool((lo >= (_MISSING_CODE if self.missing == "ignore" else 0)).all())
+
+    def _fit_numeric_fast(self, X, given):
+        """Vectorized `fit` of the discrete columns of a plain numeric array (False: the loop)."""
+        arr = _plain_numeric(X)
+        if arr is None:
+            return False
+        idx = self.discrete_idx_
+        lo = hi = np.zeros(0, np.int64)
+        if len(idx):
+            lo = hi = None
+            for a, b in _row_chunks(arr.shape[0], arr.shape[1] * arr.itemsize):
+                rng = self._code_range(_take_columns(arr[a:b], idx, arr.shape[1]), lo, hi)
+                if rng is None:
+                    return False
+                lo, hi = rng
+        if not self._codes_allowed(lo):
+            return False
+        n_states = []
+        for t in range(len(idx)):
+            mx = int(hi[t]) + 1 if hi[t] >= 0 else 1
+            if given is not None and given[t] is not None:
+                if mx > given[t]:
+                    return False  # the loop raises the documented error
+                mx = given[t]
+            n_states.append(mx)
+        self.categories_ = [None] * len(idx)
+        self.n_states_ = n_states
+        return True
+
+    def _transform_numeric_fast(self, arr, dtype, code_dtype):
+        """Vectorized `transform` of a plain numeric array: one chunked pass that copies into
+        aligned outputs and checks each chunk while it is in cache. None = use the column loop
+        (missing values, unseen or invalid codes, non-finite values: it raises or encodes them)."""
+        n, p = arr.shape
+        didx, cidx = self.discrete_idx_, self.continuous_idx_
+        q, r = len(didx), len(cidx)
+        if any(c is not None for c in self.categories_):
+            return None
+        codes = _aligned_empty((n, q), code_dtype)
+        values = _aligned_empty((n, r), dtype)
+        lo = hi = np.zeros(q, np.int64)  # a chunk inside [0, min n_states) leaves them as they are
+        bound = min(self.n_states_, default=0)
+        for a, b in _row_chunks(n, p * arr.itemsize):
+            blk = arr[a:b]
+            if q:
+                d = _take_columns(blk, didx, p)
+                rng = self._code_range(d, lo, hi, bound)
+                if rng is None:
+                    return None
+                lo, hi = rng
+                codes[a:b] = d
+            if r:
+                c = _take_columns(blk, cidx, p)
+                v = values[a:b]
+                v[...] = c if c.dtype.kind == "f" else c.astype(np.float64)
+                if not np.isfinite(v.sum()):
+                    # NaN is allowed with missing='ignore' (inf never); a finite sum proves neither.
+                    if self.missing == "error" or np.isinf(v).any():
+                        return None
+        if q and (not self._codes_allowed(lo) or (hi >= np.asarray(self.n_states_)).any()):
+            return None
+        return codes, values
+
     # ------------------------------------------------------------------ transform
-    def transform(self, X, dtype=np.float32, fit=False):
-        """Encode X with the fitted encoding; returns (codes int32 (n, q), values float (n, r))."""
+    def transform(self, X, dtype=np.float32, fit=False, code_dtype=np.int32):
+        """Encode X with the fitted encoding; returns (codes int32 (n, q), values float (n, r)).
+
+        ``code_dtype`` may narrow the codes (e.g. int8 when every state count is below 128).
+        """
+        arr = _plain_numeric(X)
+        if arr is not None and arr.shape[1] == self.n_features_in_:
+            out = self._transform_numeric_fast(arr, dtype, code_dtype)
+            if out is not None:
+                return out
         cols, kinds, n = check_X_2d(X)
         if len(cols) != self.n_features_in_:
             raise ValueError(f"X has {len(cols)} features but the model was fitted with "
                              f"{self.n_features_in_}")
         q = len(self.discrete_idx_)
-        codes = np.empty((n, q), np.int32)
+        codes = _aligned_empty((n, q), code_dtype)
         for t, j in enumerate(self.discrete_idx_):
             cats = self.categories_[t]
             if cats is not None:
@@ -272,7 +405,7 @@ class FeatureEncoder:
                 out = np.where(unseen, _MISSING_CODE, out)
             codes[:, t] = out
         r = len(self.continuous_idx_)
-        values = np.empty((n, r), dtype)
+        values = _aligned_empty((n, r), dtype)
         for t, j in enumerate(self.continuous_idx_):
             col = np.asarray(cols[j])
             if col.dtype.kind == "O":
@@ -333,6 +466,15 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
         raise ValueError(f"{name} contains NaN or inf; every sample needs a class label")
     if arr.dtype.kind == "O" and any(_is_missing_obj(v) for v in arr):
         raise ValueError(f"{name} contains None/NaN; every sample needs a class label")
+    if arr.dtype.kind in "iu" and arr.size:
+        # Integer labels in a modest range: bincount + lookup, the same result as np.unique.
+        lo, hi = arr.min(), arr.max()
+        if int(hi) - int(lo) < (1 << 20):
+            shifted = arr.astype(np.intp) - int(lo)
+            present = np.bincount(shifted, minlength=int(hi) - int(lo) + 1) > 0
+            classes = (np.flatnonzero(present) + int(lo)).astype(arr.dtype)
+            lut = (np.cumsum(present) - 1).astype(np.int32)
+            return classes, lut[shifted]
     try:
         classes, y_enc = np.unique(arr, return_inverse=True)
     except TypeError:

@@ -17,9 +17,10 @@ import numpy as np
 
 from . import likelihood as lk
 from .data import FeatureEncoder, check_sample_weight, encode_labels
+from .likelihood import _rows_per_block
 from .methods.nb import fit_stats
 from .params import fit_mle
-from .suffstats import SuffStats, merge
+from .suffstats import SuffStats, _onehot_layout, merge
 
 __all__ = ["BaseNB", "NaiveBayes"]
 
@@ -33,6 +34,17 @@ _IMPORTANCE_ROWS = 2048
 
 def _float_dtype():
     return jnp.zeros(()).dtype
+
+
+def _device(a):
+    """NumPy -> JAX without a second copy of the data.
+
+    The encoder's outputs are fresh, 64-byte aligned arrays that nothing mutates afterwards, so
+    XLA:CPU may use their memory directly (``may_alias``; other backends or unaligned arrays copy).
+    """
+    if isinstance(a, np.ndarray) and a.dtype == jax.dtypes.canonicalize_dtype(a.dtype):
+        return jax.device_put(a, may_alias=True)
+    return jnp.asarray(a)
 
 
 class BaseNB:
@@ -91,7 +103,8 @@ class BaseNB:
     def _validate_fit(self, X, y, sample_weight=None):
         """Encode and check X, y, sample_weight; sets ``encoder_``, ``classes_``."""
         enc = self._make_encoder().fit(X)
-        codes, values = enc.transform(X, dtype=_float_dtype(), fit=True)
+        codes, values = enc.transform(X, dtype=_float_dtype(), fit=True,
+                                      code_dtype=self._code_dtype(enc))
         classes, y_enc = encode_labels(y, codes.shape[0])
         if len(classes) < 2:
             raise ValueError(f"y has a single class ({classes[0]!r}); a classifier needs at least "
@@ -104,7 +117,12 @@ class BaseNB:
 
     def _encode(self, X):
         self._check_fitted()
-        return self.encoder_.transform(X, dtype=_float_dtype())
+        return self.encoder_.transform(X, dtype=_float_dtype(),
+                                       code_dtype=self._code_dtype(self.encoder_))
+
+    def _code_dtype(self, enc):
+        """Integer type of the codes handed to the core (int32 unless a subclass narrows it)."""
+        return np.int32
 
     def _check_fitted(self):
         if not hasattr(self, "classes_"):
@@ -133,12 +151,12 @@ class BaseNB:
     def decision_function(self, X):
         """Unnormalized per-class log scores (n, c)."""
         codes, values = self._encode(X)
-        return np.asarray(self._log_joint_scores(jnp.asarray(codes), jnp.asarray(values)))
+        return np.asarray(self._log_joint_scores(_device(codes), _device(values)))
 
     def predict_log_proba(self, X):
         """Log posterior probabilities (n, c), columns in the order of ``classes_``."""
         codes, values = self._encode(X)
-        lj = self._log_joint_scores(jnp.asarray(codes), jnp.asarray(values))
+        lj = self._log_joint_scores(_device(codes), _device(values))
         return np.asarray(jax.nn.log_softmax(lj, axis=-1))
 
     def predict_proba(self, X):
@@ -222,8 +240,18 @@ class NaiveBayes(BaseNB):
     def _block(self, n, K):
         if self.block_size is not None:
             return self.block_size
-        # Keep the per-block one-hot (rows x states) around a few MB; small data: one block.
-        return None if n * max(K, 1) <= 4_000_000 else 8192
+        # Rows per block so that the block's float one-hot (rows x width of the one-hot layout) and
+        # its continuous temporaries (weighted 12 per continuous predictor, see
+        # likelihood._rows_per_block) take ~4 MB and stay in cache; small data: one block.
+        M, rows = _onehot_layout(tuple(self.n_states_))
+        width = (len(self.n_states_) * M if M else len(rows)) + 12 * len(
+            self.encoder_.continuous_idx_)
+        bs = _rows_per_block(width)
+        return None if n <= bs else bs
+
+    def _code_dtype(self, enc):
+        # int8 codes (a quarter of the memory traffic of int32) whenever every state fits.
+        return np.int8 if max(enc.n_states_, default=0) <= 127 else np.int32
 
     def fit(self, X, y, sample_weight=None):
         """Fit from scratch. ``sample_weight`` scales each row's contribution to the statistics."""
@@ -231,8 +259,8 @@ class NaiveBayes(BaseNB):
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         self._check_priors(len(self.classes_))
         t0 = time.perf_counter()
-        self.stats_ = fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc),
-                                jnp.asarray(w), n_states=self.n_states_,
+        self.stats_ = fit_stats(_device(codes), _device(values), _device(y_enc),
+                                _device(w), n_states=self.n_states_,
                                 n_classes=len(self.classes_),
                                 block_size=self._block(codes.shape[0], sum(self.n_states_)))
         self._set_params_from_stats()
@@ -246,7 +274,8 @@ class NaiveBayes(BaseNB):
                                 None if pr is None else jnp.asarray(pr, _float_dtype()))
 
     def _keep_sample(self, codes, values):
-        self._sample = (codes[:_IMPORTANCE_ROWS], values[:_IMPORTANCE_ROWS])
+        # copies: a view would keep the whole encoded data set alive
+        self._sample = (codes[:_IMPORTANCE_ROWS].copy(), values[:_IMPORTANCE_ROWS].copy())
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Update the model with a batch by merging sufficient statistics.

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .params import NBParams
-from .suffstats import state_offsets
+from .suffstats import _onehot_block, _onehot_layout, state_offsets, state_segments
 
 __all__ = [
     "log_contributions",
@@ -90,7 +90,9 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None):
 
     ``bias + Σ_i W[i, j] log f(x_ri | j)`` with bias = log π by default and W = 1 (NB). The Gaussian
     part is evaluated as three matrix products of the quadratic expansion in x − s_i (s_i the class-
-    averaged mean, which keeps float32 cancellation small) instead of materializing (n, r, c).
+    averaged mean, which keeps float32 cancellation small) instead of materializing (n, r, c); the
+    discrete part is a float one-hot block of the codes times the weighted log-CPT (a matrix
+    product, no gather). Rows go through in blocks that keep the temporaries in cache.
 
     Args:
       params: NB parameters.
@@ -100,26 +102,114 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None):
       bias: optional (c,) bias replacing the log prior.
     """
     c = params.n_classes
-    q = len(params.n_states)
+    n_states = params.n_states
+    q = len(n_states)
     p = params.n_predictors
+    r = params.mean.shape[-1]
     dtype = params.cpt.dtype if q else params.mean.dtype
     W = _weights_pc(weights, p, c, dtype)
-    out = params.log_prior if bias is None else bias
-    out = jnp.broadcast_to(out, (codes.shape[0], c))
+    b0 = params.log_prior if bias is None else bias
+    n = codes.shape[0]
+
     if q:
-        out = out + jnp.einsum("nqc,qc->nc", _discrete_contributions(params, codes), W[:q])
-    if params.mean.shape[-1]:
+        rhs, packed = _discrete_rhs(params, W[:q])
+    if r:
         Wc = W[q:].T  # (c, r)
         shift = params.mean.mean(0)
         mu = params.mean - shift[None, :]
         prec = 1.0 / (params.std * params.std)
-        a = -0.5 * prec * Wc
-        b = mu * prec * Wc
-        k = (-0.5 * mu * mu * prec - jnp.log(params.std) - 0.5 * _LOG_2PI) * Wc
-        obs = jnp.isfinite(values)
-        x = jnp.where(obs, values - shift[None, :], 0.0)
-        out = out + (x * x) @ a.T + x @ b.T + obs.astype(x.dtype) @ k.T
+        a = (-0.5 * prec * Wc).T
+        b = (mu * prec * Wc).T
+        k = ((-0.5 * mu * mu * prec - jnp.log(params.std) - 0.5 * _LOG_2PI) * Wc).T
+
+    def block(cb, vb):
+        out = jnp.broadcast_to(b0, (cb.shape[0], c))
+        if q:
+            h = _onehot_block(cb, n_states, rhs.dtype) @ rhs
+            out = out + h[:, :c] + _nonfinite_terms(h[:, c:], q, c, packed)
+        if r:
+            obs = jnp.isfinite(vb)
+            x = jnp.where(obs, vb - shift[None, :], 0.0)
+            out = out + (x * x) @ a + x @ b + obs.astype(x.dtype) @ k
+        return out
+
+    width = (rhs.shape[0] if q else 0) + 12 * r  # see `_rows_per_block`
+    bs = _rows_per_block(width)
+    if n <= bs:
+        return block(codes, values)
+    nb = n // bs
+    res = jax.eval_shape(block, codes[:bs], values[:bs])
+
+    def body(i, out):
+        cb = jax.lax.dynamic_slice_in_dim(codes, i * bs, bs, 0)
+        vb = jax.lax.dynamic_slice_in_dim(values, i * bs, bs, 0)
+        return jax.lax.dynamic_update_slice_in_dim(out, block(cb, vb), i * bs, 0)
+
+    out = jax.lax.fori_loop(0, nb, body, jnp.zeros((n, c), res.dtype))
+    if n - nb * bs:
+        out = jax.lax.dynamic_update_slice_in_dim(
+            out, block(codes[nb * bs:], values[nb * bs:]), nb * bs, 0)
     return out
+
+
+_BLOCK_BYTES = 1 << 22  # per-block float temporaries (about the L2 caches of the test machine)
+
+
+def _rows_per_block(width: int) -> int:
+    """Rows per block (a power of two in [256, 8192]) so that rows x width floats take ~4 MB.
+
+    ``width`` weighs the float temporaries per row of a block: one per one-hot column of the
+    discrete part, 12 per continuous predictor (x - shift, x^2 and the observed mask, each read by a
+    matrix product that packs its own copy, and the sliced input). The weights are empirical: a
+    sweep on a 2-core Xeon (``benchmarks/bench_nb.py --sweep``) put the best block at 512 rows for
+    100 Gaussian predictors and 1024-2048 rows for 100 five-state predictors.
+    """
+    rows = _BLOCK_BYTES // (4 * max(width, 1))
+    return int(min(8192, max(256, 1 << max(rows.bit_length() - 1, 0))))
+
+
+def _discrete_rhs(params: NBParams, Wq):
+    """Weighted log-CPT laid out like the one-hot of a block of codes, with a count of its
+    non-finite entries (log 0 = -inf when alpha = 0, or non-finite weights).
+
+    Returns ``(rhs, packed)``: ``rhs`` (width, c + c·d) holds the finite part of W[i, j] log θ_ikj
+    (non-finite entries set to 0) followed by indicator columns of its +inf, -inf and NaN entries,
+    packed as base-B digits of one column per class (``packed``, exact in the float mantissa) or as
+    three column sets. A row's product with the one-hot then gives the finite sum and how many
+    non-finite terms it hit, and `_nonfinite_terms` restores exactly what summing them gives.
+    """
+    n_states = params.n_states
+    q = len(n_states)
+    Lw = jnp.log(params.cpt) * Wq[state_segments(n_states)]  # (K, c): the products log θ[x] W
+    finite = jnp.where(jnp.isfinite(Lw), Lw, 0.0)
+    flags = [(Lw == jnp.inf), (Lw == -jnp.inf), jnp.isnan(Lw)]
+    B = 1 << q.bit_length()  # a power of two > q: a digit never carries
+    packed = B ** 3 <= 2 ** (jnp.finfo(Lw.dtype).nmant + 1)
+    if packed:
+        ind = [(flags[0] + B * flags[1] + (B * B) * flags[2]).astype(Lw.dtype)]
+    else:
+        ind = [f.astype(Lw.dtype) for f in flags]
+    rhs = jnp.concatenate([finite, *ind], axis=1)
+    M, rows = _onehot_layout(n_states)
+    if M and (q * M != rhs.shape[0] or np.any(rows != np.arange(len(rows)))):
+        rhs = jnp.zeros((q * M, rhs.shape[1]), rhs.dtype).at[rows].set(rhs)
+    return rhs, packed
+
+
+def _nonfinite_terms(h, q, c, packed):
+    """Sum of the non-finite terms a row hit, from its indicator products h (b, c·d)."""
+    if packed:
+        B = float(1 << q.bit_length())
+        nan_ = jnp.floor(h / (B * B))
+        rest = h - nan_ * (B * B)
+        neg = jnp.floor(rest / B)
+        pos = rest - neg * B
+    else:
+        pos, neg, nan_ = h[:, :c], h[:, c:2 * c], h[:, 2 * c:]
+    pos, neg, nan_ = pos > 0, neg > 0, nan_ > 0
+    inf = jnp.asarray(jnp.inf, h.dtype)
+    return jnp.where(nan_ | (pos & neg), jnp.asarray(jnp.nan, h.dtype),
+                     jnp.where(pos, inf, jnp.where(neg, -inf, jnp.zeros((), h.dtype))))
 
 
 def log_posterior(params: NBParams, codes, values, weights=None, bias=None):

@@ -268,6 +268,33 @@ class NaiveBayes(BaseNB):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    def fit_from_stats(self, stats: SuffStats, classes, encoder, sample=None):
+        """Fit from precomputed sufficient statistics (out-of-core, sharded or merged elsewhere).
+
+        Args:
+          stats: `SuffStats` in the encoder's predictor order [discrete, continuous].
+          classes: the sorted class labels, one per statistics class.
+          encoder: a fitted `jaxnb.data.FeatureEncoder` describing the table's columns.
+          sample: optional (codes, values) of a few encoded rows for ``feature_importances_``.
+        """
+        self._check_hyper()
+        classes = np.asarray(classes)
+        if classes.shape != (stats.class_weight.shape[-1],):
+            raise ValueError(f"classes must have {stats.class_weight.shape[-1]} entries; got "
+                             f"shape {classes.shape}")
+        if tuple(encoder.n_states_) != tuple(stats.n_states):
+            raise ValueError(f"encoder n_states {tuple(encoder.n_states_)} differ from the "
+                             f"statistics' {tuple(stats.n_states)}")
+        self.encoder_, self.classes_ = encoder, classes
+        self.n_features_in_ = encoder.n_features_in_
+        self.stats_ = stats
+        self._set_params_from_stats()
+        if sample is None:
+            sample = (np.zeros((1, len(stats.n_states)), np.int32),
+                      np.zeros((1, stats.mean.shape[-1]), _float_dtype()))
+        self._keep_sample(*sample)
+        return self
+
     def _set_params_from_stats(self):
         pr = self._check_priors(len(self.classes_))
         self.params_ = _fit_mle(self.stats_, self.alpha, self.var_smoothing,

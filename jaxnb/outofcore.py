@@ -59,7 +59,6 @@ from jax import lax
 
 from .estimators import NaiveBayes
 from .methods.nb import fit_stats
-from .params import fit_mle
 from .suffstats import SuffStats, empty_stats, merge
 
 __all__ = [
@@ -839,10 +838,7 @@ def naive_bayes_from_stats(
     which ``discrete_idx`` are integer-coded discrete columns with ``stats.n_states`` states: its
     ``predict*``, ``explain``, ``score`` and ``partial_fit`` work as after ``fit``.
 
-    NOTE: NaiveBayes has no public constructor from statistics; this sets the attributes ``fit``
-    sets (``encoder_``, ``classes_``, ``stats_``, ``params_``) and the private ``_sample`` used by
-    ``feature_importances_``. A ``NaiveBayes.from_stats`` classmethod in ``jaxnb/estimators.py``
-    would make this official.
+    It builds the column encoding and calls `NaiveBayes.fit_from_stats`.
 
     Args:
       stats: `SuffStats` (predictor order [discrete, continuous]).
@@ -861,11 +857,6 @@ def naive_bayes_from_stats(
             f"continuous predictors but discrete_idx gives {len(d_idx)} / "
             f"{len(c_idx)} of n_features={n_features}"
         )
-    classes = np.asarray(classes)
-    if classes.shape != (stats.class_weight.shape[-1],):
-        raise ValueError(
-            f"classes must have {stats.class_weight.shape[-1]} entries; got {classes.shape}"
-        )
     est = NaiveBayes(
         discrete=d_idx.tolist(),
         n_states=list(stats.n_states),
@@ -875,7 +866,6 @@ def naive_bayes_from_stats(
         missing=missing,
         unseen=unseen,
     )
-    est._check_hyper()
     enc = FeatureEncoder(
         discrete=d_idx.tolist(), n_states=list(stats.n_states), missing=missing, unseen=unseen
     )
@@ -883,16 +873,7 @@ def naive_bayes_from_stats(
     enc.discrete_idx_, enc.continuous_idx_ = d_idx, c_idx
     enc.n_states_ = list(stats.n_states)
     enc.categories_ = [None] * len(d_idx)
-    est.encoder_, est.classes_, est.n_features_in_ = enc, classes, int(n_features)
-    est.stats_ = stats
-    pr = est._check_priors(len(classes))
-    est.params_ = jax.jit(fit_mle)(
-        stats, alpha, var_smoothing, None if pr is None else jnp.asarray(pr, _float_dtype())
-    )
-    if sample is None:
-        sample = (np.zeros((1, len(d_idx)), np.int32), np.zeros((1, len(c_idx)), _float_dtype()))
-    est._sample = sample
-    return est
+    return est.fit_from_stats(stats, classes, enc, sample)
 
 
 def fit_nb_out_of_core(

@@ -416,3 +416,14 @@ def test_score_is_weighted_accuracy():
     )
     y_flipped = 1 - y
     assert m.score(X, y_flipped) == pytest.approx(1.0 - np.mean(pred == y), rel=1e-12)
+
+
+def test_fit_from_stats_equals_fit_and_checks_classes():
+    rng = np.random.default_rng(5)
+    X = np.c_[rng.integers(0, 3, (200, 2)), rng.normal(size=(200, 3))]
+    y = rng.integers(0, 3, 200)
+    m = nb.NaiveBayes(discrete=[0, 1]).fit(X, y)
+    m2 = nb.NaiveBayes(discrete=[0, 1]).fit_from_stats(m.stats_, m.classes_, m.encoder_)
+    np.testing.assert_allclose(m2.predict_log_proba(X), m.predict_log_proba(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="classes must have 3 entries"):
+        nb.NaiveBayes().fit_from_stats(m.stats_, m.classes_[:2], m.encoder_)

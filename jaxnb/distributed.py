@@ -273,6 +273,20 @@ def shard_process_local_rows(
     )
 
 
+def _check_and_place(codes, values, y, weight, n_states, n_classes, mesh, check_input):
+    """Validate the rows (values only where this process can read them) and shard them."""
+    n_states = _check_rows(
+        codes,
+        values,
+        y,
+        weight,
+        n_states,
+        n_classes,
+        check_input and _addressable(codes, values, y, weight),
+    )
+    return n_states, _place(codes, values, y, weight, mesh)
+
+
 def _place(codes, values, y, weight, mesh):
     """Use already-sharded global arrays as they are; pad and place anything else."""
     d = mesh.devices.size
@@ -382,16 +396,9 @@ def fit_stats_sharded(
     Returns:
       `SuffStats`, replicated on every device of the mesh.
     """
-    n_states = _check_rows(
-        codes,
-        values,
-        y,
-        weight,
-        n_states,
-        n_classes,
-        check_input and _addressable(codes, values, y, weight),
+    n_states, (codes, values, y, weight) = _check_and_place(
+        codes, values, y, weight, n_states, n_classes, mesh, check_input
     )
-    codes, values, y, weight = _place(codes, values, y, weight, mesh)
     return _fit_stats_sharded(
         codes,
         values,
@@ -696,16 +703,9 @@ def fit_wnb_sharded(
     Returns:
       (`WNBParams`, `WNBInfo`), replicated.
     """
-    n_states = _check_rows(
-        codes,
-        values,
-        y,
-        weight,
-        n_states,
-        n_classes,
-        check_input and _addressable(codes, values, y, weight),
+    n_states, (codes, values, y, weight) = _check_and_place(
+        codes, values, y, weight, n_states, n_classes, mesh, check_input
     )
-    codes, values, y, weight = _place(codes, values, y, weight, mesh)
     stats = _fit_stats_sharded(
         codes,
         values,

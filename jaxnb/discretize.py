@@ -20,6 +20,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -35,6 +36,9 @@ __all__ = [
     "modl_cost",
     "modl_cuts",
     "modl_cuts_from_counts",
+    "modl_cuts_from_counts_many",
+    "modl_grouping",
+    "modl_grouping_cost",
 ]
 
 METHODS = ("modl", "fayyad_irani", "equal_width", "equal_frequency")
@@ -134,6 +138,19 @@ def _interval_cost(counts):
     return gammaln(n_i + n_classes) - gammaln(n_classes) - gammaln(counts + 1.0).sum(axis=-1)
 
 
+def _interval_cost_table(counts):
+    """`_interval_cost`, with lgamma looked up in a table when the counts are small integers
+    (unweighted data): the same values, several times faster than scipy's gammaln."""
+    n_classes = counts.shape[-1]
+    top = counts.sum(axis=-1).max(initial=0.0) + n_classes
+    if top > 1 << 24 or not np.array_equal(counts, np.round(counts)):
+        return _interval_cost(counts)
+    lg = gammaln(np.arange(int(top) + 1, dtype=np.float64))
+    ic = counts.astype(np.int64)
+    n_i = ic.sum(axis=-1)
+    return lg[n_i + n_classes] - gammaln(n_classes) - lg[ic + 1].sum(axis=-1)
+
+
 def _prior_cost(n, n_intervals):
     r"""log n + log C(n + I - 1, I - 1)."""
     n_intervals = np.asarray(n_intervals, dtype=np.float64)
@@ -159,20 +176,45 @@ def modl_cost(interval_counts) -> float:
     return float(_prior_cost(n, counts.shape[0]) + _interval_cost(counts).sum())
 
 
+def _cum_counts(counts):
+    """`(..., m + 1, J)` prefix sums of per-bin class counts, a zero row first."""
+    zero = np.zeros(counts.shape[:-2] + (1, counts.shape[-1]))
+    return np.concatenate([zero, np.cumsum(counts, axis=-2)], axis=-2)
+
+
+def _unconstrained_bound(cum):
+    r"""L = least sum of interval costs over all partitions, whatever their number of intervals.
+
+    `cum` `(..., m + 1, J)`. Every MODL partition into I intervals costs at least
+    prior(I) + L, and prior(I) increases with I, so once prior(I) + L exceeds the best total found
+    no partition with I or more intervals can win (the stopping rule of the exact DP). O(m²)."""
+    m = cum.shape[-2] - 1
+    low = np.zeros(cum.shape[:-2] + (m + 1,))
+    for k in range(1, m + 1):
+        cost_lk = _interval_cost(cum[..., k : k + 1, :] - cum[..., :k, :])  # (..., k)
+        low[..., k] = np.min(low[..., :k] + cost_lk, axis=-1)
+    return low[..., m]
+
+
 def _modl_dp(counts):
-    """Exact MODL optimum over the m elementary bins `counts` (m, J). Returns (ends, cost)."""
+    """Exact MODL optimum over the m elementary bins `counts` (m, J). Returns (ends, cost).
+
+    DP over (last bin, number of intervals) with O(m) memory per interval count: the reference
+    used for long inputs (raw distinct values); `_modl_dp_many` is the faster batched version."""
     m, n_classes = counts.shape
     n = counts.sum()
-    cum = np.vstack([np.zeros((1, n_classes)), np.cumsum(counts, axis=0)])  # (m + 1, J)
+    cum = _cum_counts(counts)  # (m + 1, J)
     single = _prior_cost(n, 1) + _interval_cost(cum[-1] - cum[0])
-    # Lower bound for I intervals: every interval with n_i >= 1 costs at least log J
-    # (log C(n_i + J - 1, J - 1) >= log J, multinomial term >= 0), so once
-    # log n + log C(n + I - 1, I - 1) + I * per exceeds the one-interval cost, no I' >= I can win.
+    # Lower bounds for I intervals: (a) every interval with n_i >= 1 costs at least log J
+    # (log C(n_i + J - 1, J - 1) >= log J, multinomial term >= 0); (b) the least sum of interval
+    # costs over all partitions. Once log n + log C(n + I - 1, I - 1) + bound exceeds the
+    # one-interval cost, no I' >= I can win.
     integral = np.allclose(counts, np.round(counts)) and (counts.sum(axis=1) >= 1).all()
     per = math.log(n_classes) if integral else 0.0
+    low = float(_unconstrained_bound(cum)) if m > 1 else 0.0
     i_max = m
     for i in range(2, m + 1):
-        if _prior_cost(n, i) + i * per > single:
+        if _prior_cost(n, i) + max(i * per, low) > single:
             i_max = i - 1
             break
     # D[I, k]: least sum of interval costs splitting bins [0, k) into exactly I intervals.
@@ -194,6 +236,110 @@ def _modl_dp(counts):
     return sorted(ends), float(totals[best_i - 1])
 
 
+# Batched DP: the (m + 1)^2 interval-cost matrix of every predictor of a chunk is held at once.
+_BATCH_MAX_BINS = 1024
+_BATCH_ELEMENTS = 1 << 23  # elements of the (chunk, m + 1, m + 1, J) difference tensor
+
+
+def _modl_dp_many(counts_list):
+    r"""Exact MODL optimum of several predictors' elementary-bin counts; [(ends, cost), ...].
+
+    The same optimum as `_modl_dp`, organized for speed: predictors are padded with empty bins to
+    one width M and processed together; the interval costs C[l, k] of all (l, k] are computed once
+    as a `(p, M + 1, M + 1)` matrix; the DP then runs over the number of intervals,
+        D_I[k] = min_{l < k} D_{I-1}[l] + C[l, k],
+    each step one batched min-plus product, and stops per predictor as soon as
+    prior(I) + L > best total so far (L: `_unconstrained_bound`), which for MODL happens a few
+    steps after the optimal number of intervals I*. O(p M² (I* + few)) time, vectorized.
+    Padding bins lie after each predictor's last bin, so they never enter its D_I[m_j].
+    Predictors longer than `_BATCH_MAX_BINS` bins go to `_modl_dp`.
+    """
+    out = [None] * len(counts_list)
+    small = []
+    for j, counts in enumerate(counts_list):
+        if counts.shape[0] > _BATCH_MAX_BINS:
+            out[j] = _modl_dp(counts)
+        else:
+            small.append(j)
+    if not small:
+        return out
+    small.sort(key=lambda j: counts_list[j].shape[0])
+    n_classes = counts_list[small[0]].shape[1]
+    start = 0
+    while start < len(small):
+        width = counts_list[small[start]].shape[0]
+        stop = start + 1
+        while stop < len(small):  # grow the chunk while the padded tensor stays small
+            w = counts_list[small[stop]].shape[0]
+            if (stop + 1 - start) * (w + 1) ** 2 * n_classes > _BATCH_ELEMENTS:
+                break
+            width, stop = w, stop + 1
+        idx = small[start:stop]
+        for j, res in zip(idx, _modl_dp_chunk([counts_list[j] for j in idx], width), strict=True):
+            out[j] = res
+        start = stop
+    return out
+
+
+def _modl_dp_chunk(counts_list, width):
+    p, n_classes = len(counts_list), counts_list[0].shape[1]
+    m = np.array([c.shape[0] for c in counts_list])
+    padded = np.zeros((p, width, n_classes))
+    for j, c in enumerate(counts_list):
+        padded[j, : c.shape[0]] = c
+    cum = _cum_counts(padded)  # (p, M + 1, J)
+    n = cum[:, -1].sum(axis=-1)  # (p,)
+    rows = np.arange(p)
+    # C[j, l, k]: cost of the interval made of bins l..k-1 (inf unless l < k)
+    lo, hi = np.triu_indices(width + 1, 1)
+    cost = np.full((p, width + 1, width + 1), np.inf)
+    cost[:, lo, hi] = _interval_cost_table(cum[:, hi, :] - cum[:, lo, :])
+    low = _bound_from_cost(cost, m)  # (p,)
+    # I = 1
+    d = cost[:, 0, :].copy()  # (p, M + 1): D_1[k]
+    best_cost = np.array([_prior_cost(n[j], 1) for j in range(p)]) + d[rows, m]
+    best_i = np.ones(p, dtype=np.int64)
+    args = [None, None]  # args[I][j, k]: the l of the best D_I[k] (I >= 2)
+    active = np.flatnonzero(m > 1)
+    i = 1
+    while active.size:
+        i += 1
+        prior = np.array([_prior_cost(n[j], i) for j in active])
+        keep = (prior + low[active] <= best_cost[active]) & (i <= m[active])
+        active = active[keep]
+        if not active.size:
+            break
+        cand = d[active][:, :, None] + cost[active]  # (a, l, k)
+        a = np.argmin(cand, axis=1)  # (a, M + 1)
+        arg = np.zeros((p, width + 1), dtype=np.int64)
+        arg[active] = a
+        args.append(arg)
+        d_new = np.full_like(d, np.inf)
+        d_new[active] = np.take_along_axis(cand, a[:, None, :], axis=1)[:, 0, :]
+        d = d_new
+        total = prior[keep] + d[active, m[active]]
+        better = total < best_cost[active]
+        best_cost[active[better]] = total[better]
+        best_i[active[better]] = i
+    res = []
+    for j in range(p):
+        ends, k = [], int(m[j])
+        for i in range(int(best_i[j]), 0, -1):
+            ends.append(k)
+            k = int(args[i][j, k]) if i > 1 else 0
+        res.append((sorted(ends), float(best_cost[j])))
+    return res
+
+
+def _bound_from_cost(cost, m):
+    """`_unconstrained_bound` from a precomputed `(p, M + 1, M + 1)` interval-cost matrix."""
+    p, width = cost.shape[0], cost.shape[1] - 1
+    low = np.zeros((p, width + 1))
+    for k in range(1, width + 1):
+        low[:, k] = np.min(low[:, :k] + cost[:, :k, k], axis=-1)
+    return low[np.arange(p), m]
+
+
 def modl_cuts_from_counts(cuts, counts, *, return_cost: bool = False):
     r"""MODL discretization of pre-binned per-class counts (a summary's `bins()`).
 
@@ -207,25 +353,35 @@ def modl_cuts_from_counts(cuts, counts, *, return_cost: bool = False):
     Returns:
       The chosen subset of `cuts` (sorted), and the cost if asked. Exact optimum over all
       partitions of the elementary bins, by dynamic programming over (number of intervals, last
-      bin): O(m² I*) time, O((I* + 1) m) memory, where I* <= m is the largest number of intervals
-      that a lower bound cannot rule out.
+      bin): O(m² I*) time, where I* is the largest number of intervals that the lower bound
+      prior(I) + (least sum of interval costs over all partitions) cannot rule out.
     """
     cuts_arr = np.asarray(cuts, dtype=np.float64)
     if cuts_arr.ndim == 2:
         counts_arr = np.asarray(counts)
         if counts_arr.ndim != 3 or counts_arr.shape[0] != cuts_arr.shape[0]:
             raise ValueError("batched cuts (p, m - 1) need counts of shape (p, m, c)")
-        out = [
-            modl_cuts_from_counts(c, k, return_cost=return_cost)
-            for c, k in zip(cuts_arr, counts_arr, strict=True)
-        ]
-        return out
-    cand, counts = _check_counts(cuts, counts)
-    if counts.shape[0] == 0:
-        return (np.zeros(0), float("nan")) if return_cost else np.zeros(0)
-    ends, cost = _modl_dp(counts)
-    chosen = cand[np.asarray(ends[:-1], dtype=np.int64) - 1]
-    return (chosen, cost) if return_cost else chosen
+        return modl_cuts_from_counts_many(list(cuts_arr), list(counts_arr),
+                                          return_cost=return_cost)
+    return modl_cuts_from_counts_many([cuts_arr], [counts], return_cost=return_cost)[0]
+
+
+def modl_cuts_from_counts_many(cuts_list, counts_list, *, return_cost: bool = False):
+    r"""`modl_cuts_from_counts` of several predictors at once (ragged: one `(m_j - 1,)` cut array
+    and one `(m_j, J)` count array each, the same J); returns a list. The exact DP runs batched
+    over the predictors (`_modl_dp_many`)."""
+    if len(cuts_list) != len(counts_list):
+        raise ValueError("cuts_list and counts_list must have the same length")
+    checked = [_check_counts(cu, co) for cu, co in zip(cuts_list, counts_list, strict=True)]
+    todo = [j for j, (_, co) in enumerate(checked) if co.shape[0] > 0]
+    if len({checked[j][1].shape[1] for j in todo}) > 1:
+        raise ValueError("all counts must have the same number of classes")
+    dp = _modl_dp_many([checked[j][1] for j in todo])
+    out = [(np.zeros(0), float("nan"))] * len(checked)
+    for j, (ends, cost) in zip(todo, dp, strict=True):
+        chosen = checked[j][0][np.asarray(ends[:-1], dtype=np.int64) - 1]
+        out[j] = (chosen, cost)
+    return out if return_cost else [c for c, _ in out]
 
 
 def modl_cuts(values, y, *, sample_weight=None, return_cost: bool = False):
@@ -243,6 +399,121 @@ def modl_cuts(values, y, *, sample_weight=None, return_cost: bool = False):
         return (np.zeros(0), float("nan")) if return_cost else np.zeros(0)
     cuts, counts = _distinct_value_counts(values, y, w)
     return modl_cuts_from_counts(cuts, counts, return_cost=return_cost)
+
+
+# --------------------------------------------------------------------------------------------------
+# MODL value grouping of categorical predictors (Boullé 2005).
+# --------------------------------------------------------------------------------------------------
+_GROUPING_EXACT_MAX = 8  # Bell(8) = 4140 partitions: enumerated; more values: greedy merges
+
+
+def _log_bell_partial(n_values, n_groups):
+    r"""log B(V, I) = log sum_{k=1}^{I} S(V, k) (partitions of V values into at most I groups),
+    Stirling numbers of the second kind by their recurrence in log space; vectorized over I."""
+    n_groups = np.asarray(n_groups)
+    top = int(n_groups.max(initial=1))
+    log_s = np.full(top + 1, -np.inf)  # log S(v, k), k = 0..top, for v = 0 first
+    log_s[0] = 0.0
+    for _ in range(n_values):
+        prev = log_s.copy()
+        log_s[0] = -np.inf
+        k = np.arange(1, top + 1)
+        log_s[1:] = np.logaddexp(np.log(k) + prev[1:], prev[:-1])
+    cum = np.logaddexp.accumulate(log_s[1:])  # log B(V, I), I = 1..top
+    return cum[n_groups - 1]
+
+
+def modl_grouping_cost(group_counts, n_values) -> float:
+    r"""MODL criterion of a grouping of `n_values` categorical values, given the per-group class
+    counts `(I, J)` (Boullé 2005, *A Bayes optimal approach for partitioning the values of
+    categorical attributes*, JMLR 6, Eq. (1)):
+
+    cost = log V + log B(V, I) + sum_i log C(n_i + J - 1, J - 1) + sum_i log (n_i! / prod_j n_ij!)
+
+    with B(V, I) the number of partitions of V values into at most I groups."""
+    counts = np.asarray(group_counts, dtype=np.float64)
+    if counts.ndim != 2 or not 1 <= counts.shape[0] <= n_values:
+        raise ValueError(f"group_counts must be (I, J) with 1 <= I <= n_values; got {counts.shape}")
+    prior = math.log(n_values) + float(_log_bell_partial(n_values, counts.shape[0]))
+    return prior + float(_interval_cost(counts).sum())
+
+
+@functools.lru_cache(maxsize=16)
+def _set_partitions(n):
+    """All partitions of n items as restricted growth strings `(Bell(n), n)` (labels 0..I-1)."""
+    labels = np.zeros((1, 1), dtype=np.int64)
+    for _ in range(1, n):
+        top = labels.max(axis=1)
+        reps = top + 2  # each string extends with 0..max+1
+        rows = np.repeat(labels, reps, axis=0)
+        nxt = np.concatenate([np.arange(r) for r in reps])
+        labels = np.column_stack([rows, nxt])
+    labels.flags.writeable = False
+    return labels
+
+
+def modl_grouping(counts, *, return_cost: bool = False):
+    r"""MODL grouping of the values of a categorical predictor from per-value class counts `(V, J)`.
+
+    Returns `(V,)` int group labels (0..I-1, numbered in order of first appearance), and the
+    cost (`modl_grouping_cost`) if asked. Values with zero count are put in group 0.
+    Exact (all set partitions enumerated) for up to `_GROUPING_EXACT_MAX` observed values;
+    beyond, Boullé's greedy bottom-up heuristic: merge the pair of groups that lowers the cost most,
+    down to one group, and keep the best grouping met (not guaranteed optimal).
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 2 or counts.shape[0] < 1:
+        raise ValueError(f"counts must be 2-D (V, J) with V >= 1; got {counts.shape}")
+    if not np.isfinite(counts).all() or (counts < 0).any():
+        raise ValueError("counts must be finite and >= 0")
+    seen = np.flatnonzero(counts.sum(axis=1) > 0)
+    labels = np.zeros(counts.shape[0], dtype=np.int64)
+    if seen.size <= 1:
+        cost = modl_grouping_cost(counts.sum(0, keepdims=True), 1) if seen.size else float("nan")
+        return (labels, cost) if return_cost else labels
+    c, v = counts[seen], seen.size
+    if v <= _GROUPING_EXACT_MAX:
+        parts = _set_partitions(v)  # (B, V)
+        onehot = parts[:, :, None] == np.arange(v)[None, None, :]  # (B, V, I)
+        grouped = np.einsum("bvi,vj->bij", onehot.astype(np.float64), c)
+        n_groups = parts.max(axis=1) + 1
+        total = (math.log(v) + _log_bell_partial(v, n_groups)
+                 + _interval_cost(grouped).sum(axis=1))  # empty groups cost 0
+        best = int(np.argmin(total))
+        lab, cost = parts[best], float(total[best])
+    else:
+        lab, cost = _greedy_grouping(c)
+    labels[seen] = lab
+    return (labels, cost) if return_cost else labels
+
+
+def _greedy_grouping(c):
+    v = c.shape[0]
+    groups = [[i] for i in range(v)]
+    g_counts = [c[i] for i in range(v)]
+    log_b = _log_bell_partial(v, np.arange(1, v + 1))
+
+    def total(gc):
+        return math.log(v) + log_b[len(gc) - 1] + float(_interval_cost(np.array(gc)).sum())
+
+    best_cost, best_groups = total(g_counts), [list(g) for g in groups]
+    while len(groups) > 1:
+        k = len(groups)
+        gc = np.array(g_counts)
+        own = _interval_cost(gc)
+        a, b = np.triu_indices(k, 1)
+        delta = _interval_cost(gc[a] + gc[b]) - own[a] - own[b]  # change of the interval terms
+        t = int(np.argmin(delta))
+        i, j = int(a[t]), int(b[t])
+        groups[i] += groups.pop(j)
+        g_counts[i] = g_counts[i] + g_counts.pop(j)
+        cost = total(g_counts)
+        if cost < best_cost:
+            best_cost, best_groups = cost, [list(g) for g in groups]
+    lab = np.zeros(v, dtype=np.int64)
+    for g, members in enumerate(sorted(best_groups, key=min)):
+        lab[members] = g
+    return lab, float(best_cost)
 
 
 # --------------------------------------------------------------------------------------------------

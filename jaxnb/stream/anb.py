@@ -7,8 +7,11 @@ averaging of selective naive Bayes classifiers*, JMLR 8 (2007) 1659–1685 (and 
 1. Every numeric predictor is discretized by MODL (Boullé 2006a; `jaxnb.discretize`), on
    elementary bins that are the `max_bins`-quantiles of the training values (exact MODL over
    distinct values is O(N²) per predictor; on 380k rows we pre-bin — a documented departure;
-   with `max_bins >= ` distinct values it is exact). Discrete predictors keep their categories
-   (MODL value grouping is not implemented). Conditional probabilities are Laplace-smoothed
+   with `max_bins >= ` distinct values it is exact). The exact DP runs once, batched over all
+   the numeric predictors (`modl_cuts_from_counts_many`). Discrete predictors keep their
+   categories (`grouping="none"`, default) or are grouped by MODL value grouping (Boullé 2005,
+   `grouping="modl"`: exact up to 8 values, greedy merges beyond; `jaxnb.discretize.modl_grouping`).
+   Conditional probabilities are Laplace-smoothed
    interval frequencies: log P(x_i in t | k) = log (N_itk + alpha) - log (N_k + alpha I_i).
    A predictor MODL leaves with one interval contributes 0 to every class.
 2. Selective NB models M (subsets of predictors) are scored by the MAP criterion
@@ -31,6 +34,10 @@ averaging of selective naive Bayes classifiers*, JMLR 8 (2007) 1659–1685 (and 
        w_i = sum_M weight(M) [i in M] / sum_M weight(M)   in [0, 1],
    log P(k | x) = log pi_k + sum_i w_i log P(x_i | k) - log Z(x). Models evaluated several times
    (across passes and restarts) count as often as they are evaluated (we do not de-duplicate).
+   `AveragedNB` runs the search with `ffwbw_search` (decisions in Python, one small jit-compiled
+   O(N) candidate evaluation; random orders from NumPy's generator seeded by `seed`), which gives
+   the same result as the single-program `ffwbw_average` for the same visit orders, without its
+   seconds of compilation.
 
 `AveragedNB(mode=...)`: "average" (ANB, default), "map" (the MAP selective NB, weights 0/1), or
 "nb" (offline NB on the MODL discretization, all weights 1: Stream Table 2 row 1).
@@ -38,6 +45,7 @@ averaging of selective naive Bayes classifiers*, JMLR 8 (2007) 1659–1685 (and 
 
 from __future__ import annotations
 
+import math
 import time
 from functools import partial
 
@@ -47,26 +55,64 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import gammaln
 
-from ..discretize import apply_cuts, modl_cuts_from_counts
+from ..discretize import (
+    apply_cuts,
+    modl_cuts_from_counts,
+    modl_cuts_from_counts_many,
+    modl_grouping,
+)
 from ..estimators import BaseNB
 
-__all__ = ["AveragedNB", "ffwbw_average", "modl_prebinned_cuts", "subset_prior_cost"]
+__all__ = [
+    "AveragedNB",
+    "ffwbw_average",
+    "ffwbw_search",
+    "modl_prebinned_cuts",
+    "search_orders",
+    "subset_prior_cost",
+]
 
 MODES = ("average", "map", "nb")
+GROUPINGS = ("none", "modl")
+
+
+def _elementary_bins(values, y, n_classes, max_bins):
+    """(grid, elementary-bin codes with -1 for NaN, `(len(grid) + 1, c)` per-class counts).
+
+    The grid holds the distinct `max_bins`-quantiles ("lower" order statistics) of the non-missing
+    values, below their maximum; bin b is (grid[b-1], grid[b]]. One argsort gives both the
+    quantiles and the codes (a binary search per row is several times slower)."""
+    v = np.asarray(values, dtype=np.float64)
+    codes = np.full(v.shape, -1, np.int32)
+    ok = ~np.isnan(v)
+    rows = None if ok.all() else np.flatnonzero(ok)
+    vv = v if rows is None else v[rows]
+    if vv.size == 0:
+        return np.zeros(0), codes, np.zeros((0, n_classes))
+    order = np.argsort(vv)
+    xs = vv[order]
+    q = np.arange(1, max_bins) / max_bins
+    grid = np.unique(xs[np.floor((xs.size - 1) * q).astype(np.intp)])
+    grid = grid[grid < xs[-1]]
+    ends = np.searchsorted(xs, grid, side="right")  # rows of bins 0..b: xs <= grid[b]
+    sizes = np.diff(np.concatenate([[0], ends, [xs.size]]))
+    sorted_codes = np.repeat(np.arange(grid.size + 1, dtype=np.int32), sizes)
+    if rows is None:
+        codes[order] = sorted_codes
+    else:
+        codes[rows[order]] = sorted_codes
+    yy = np.asarray(y)
+    keep = codes >= 0
+    counts = np.bincount(codes[keep] * n_classes + yy[keep],
+                         minlength=(grid.size + 1) * n_classes).astype(np.float64)
+    return grid, codes, counts.reshape(grid.size + 1, n_classes)
 
 
 def modl_prebinned_cuts(values, y, n_classes, max_bins=256):
     """MODL cuts of one numeric column on its `max_bins`-quantile elementary bins (NumPy)."""
-    v = np.asarray(values, dtype=np.float64)
-    ok = ~np.isnan(v)
-    v, yy = v[ok], np.asarray(y)[ok]
-    if v.size == 0:
+    grid, _, counts = _elementary_bins(values, y, n_classes, max_bins)
+    if counts.shape[0] == 0:
         return np.zeros(0)
-    grid = np.unique(np.quantile(v, np.arange(1, max_bins) / max_bins, method="lower"))
-    grid = grid[grid < v.max()]
-    code = np.searchsorted(grid, v, side="left")
-    counts = np.zeros((grid.size + 1, n_classes))
-    np.add.at(counts, (code, yy), 1.0)
     return np.asarray(modl_cuts_from_counts(grid, counts), dtype=np.float64)
 
 
@@ -157,6 +203,130 @@ def ffwbw_average(codes_t, table, log_prior, y, key, *, n_starts=3, max_passes=1
     return weights, best_mask, best_cost, cost0, n_models
 
 
+_BLOCK = 8  # candidates evaluated per call of the search's compiled step
+
+
+@jax.jit
+def _flip_block(S, contrib, log_prior, y, pend_i, pend_s, idx, signs):
+    """Search step, c classes: apply the pending move S += pend_s * contrib[pend_i], then the
+    NLL of each candidate S + signs[b] * contrib[idx[b]] `(B,)`. Returns (new S, NLLs)."""
+    S = S + pend_s * contrib[pend_i]
+    S2 = S[None] + signs[:, None, None] * contrib[idx]  # (B, N, c)
+    lsm = jax.nn.log_softmax(S2 + log_prior[None, None, :], axis=-1)
+    return S, -jnp.sum(jnp.take_along_axis(lsm, y[None, :, None], axis=2)[..., 0], axis=1)
+
+
+@jax.jit
+def _flip_block_binary(z, contrib, pend_i, pend_s, idx, signs):
+    r"""Search step, two classes: z = (2y - 1)(log-odds of class 1) `(N,)`, the NLL is
+    sum_r softplus(-z_r); `contrib[i]` holds predictor i's signed log-odds contributions."""
+    z = z + pend_s * contrib[pend_i]
+    z2 = z[None] + signs[:, None] * contrib[idx]  # (B, N)
+    return z, jnp.sum(jax.nn.softplus(-z2), axis=1)
+
+
+def _prior_cost_py(k, p):
+    """`subset_prior_cost` in Python float64."""
+    return (math.log(p + 1.0) + math.lgamma(p + 1.0) - math.lgamma(k + 1.0)
+            - math.lgamma(p - k + 1.0))
+
+
+def search_orders(seed, n_starts, max_passes, p):
+    """`(n_starts, max_passes, 2, p)` random visit orders (forward, backward) of MS(FFWBW)."""
+    rng = np.random.default_rng(seed)
+    return np.argsort(rng.random((n_starts, max_passes, 2, p)), axis=-1).astype(np.int32)
+
+
+def ffwbw_search(codes_t, table, log_prior, y, orders):
+    r"""MS(FFWBW) search and compression-based averaging, driven from Python (fast path).
+
+    The same algorithm as `ffwbw_average` (module docstring, steps 2–4), with the visit orders
+    given: `orders[s, t, 0]` / `orders[s, t, 1]` are the forward / backward orders of pass t of
+    start s (`search_orders`). The decisions are taken in Python (float64 costs); the candidates
+    are evaluated `_BLOCK` at a time by one small jit-compiled function (`_flip_block[_binary]`,
+    O(B N c), compiled once), so nothing large is compiled (the single-program `ffwbw_average`
+    spends seconds in XLA compilation). A block's candidates up to the first accepted one are
+    exactly those a one-by-one scan evaluates against the same model; the rest are re-evaluated
+    after the move, so the result is the one-by-one scan's. Two classes use the log-odds margin
+    (one softplus per row instead of a c-way log-softmax).
+
+    Returns NumPy (weights `(p,)`, MAP mask `(p,)`, MAP cost, empty-model cost, models evaluated).
+    """
+    orders = np.asarray(orders)
+    n_starts, max_passes, _, p = orders.shape
+    dtype = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))  # float32 unless x64
+    codes_t, table = np.asarray(codes_t), np.asarray(table, np.float64)
+    lp, yy = np.asarray(log_prior, np.float64), np.asarray(y)
+    # per-predictor log-contributions on the rows, gathered once (NumPy, no compilation)
+    if table.shape[-1] == 2:
+        sgn = (2.0 * yy - 1.0).astype(dtype)
+        diff = (table[..., 1] - table[..., 0]).astype(dtype)  # (p, m)
+        contrib = jax.device_put(np.take_along_axis(diff, codes_t, axis=1) * sgn[None, :])
+        S0 = jax.device_put(sgn * dtype.type(lp[1] - lp[0]))
+
+        def step(S, pend_i, pend_s, ii, ss):
+            return _flip_block_binary(S, contrib, pend_i, pend_s, ii, ss)
+    else:
+        rows = np.arange(p)[:, None]
+        contrib = jax.device_put(table.astype(dtype)[rows, codes_t])  # (p, N, c)
+        S0 = jax.device_put(np.zeros((codes_t.shape[1], table.shape[-1]), dtype))
+        lp_d, y_d = jax.device_put(lp.astype(dtype)), jax.device_put(yy.astype(np.int32))
+
+        def step(S, pend_i, pend_s, ii, ss):
+            return _flip_block(S, contrib, lp_d, y_d, pend_i, pend_s, ii, ss)
+    zero_i, zero_s = np.asarray(0, np.int32), np.asarray(0.0, dtype)
+
+    def evaluate(S, pending, cand, sign):
+        """NLLs of the first `_BLOCK` candidates (padded with no-op ones) after the pending move."""
+        ii = np.zeros(_BLOCK, np.int32)
+        ii[: len(cand)] = cand
+        ss = np.zeros(_BLOCK, dtype)
+        ss[: len(cand)] = sign
+        S, nll = step(S, *pending, ii, ss)
+        return S, np.asarray(nll, np.float64)[: len(cand)]
+
+    cost0 = _prior_cost_py(0, p) + float(evaluate(S0, (zero_i, zero_s), [0], 0.0)[1][0])
+    acc_w, acc_z, n_models = np.zeros(p), 0.0, 0
+    best_mask, best_cost = np.zeros(p, bool), cost0
+    for s in range(n_starts):
+        mask, S, cost, pending = np.zeros(p, bool), S0, cost0, (zero_i, zero_s)
+        for t in range(max_passes):
+            before = mask.copy()
+            for forward, order in ((True, orders[s, t, 0]), (False, orders[s, t, 1])):
+                # the predictors a pass considers (absent ones forward, present ones backward)
+                # are fixed at its start: a move only flips the predictor it visits
+                cand = [i for i in order.tolist() if mask[i] != forward]
+                sign = 1.0 if forward else -1.0
+                pos = 0
+                while pos < len(cand):
+                    block = cand[pos : pos + _BLOCK]
+                    # the candidates of a block up to the first accepted one see the same model
+                    # as in a one-by-one scan; the ones after it are evaluated again next call
+                    S, nlls = evaluate(S, pending, block, sign)
+                    pending = (zero_i, zero_s)
+                    k2 = int(mask.sum()) + int(sign)
+                    prior2 = _prior_cost_py(k2, p)
+                    for b, i in enumerate(block):
+                        cost2 = prior2 + float(nlls[b])
+                        mask2 = mask.copy()
+                        mask2[i] = forward
+                        wm = max(0.0, 1.0 - cost2 / cost0)
+                        acc_w += wm * mask2
+                        acc_z += wm
+                        n_models += 1
+                        pos += 1
+                        if cost2 < cost:
+                            mask, cost = mask2, cost2
+                            pending = (np.asarray(i, np.int32), np.asarray(sign, dtype))
+                            break
+            if (mask == before).all():
+                break
+        if cost < best_cost:
+            best_mask, best_cost = mask, cost
+    weights = acc_w / acc_z if acc_z > 0 else np.zeros(p)
+    return weights, best_mask, best_cost, cost0, n_models
+
+
 @jax.jit
 def _log_joint(table, log_prior, weights, codes):
     """`(n, c)` log pi + sum_i w_i table[i, code_i]; code -1 (missing / unseen) contributes 0."""
@@ -164,6 +334,28 @@ def _log_joint(table, log_prior, weights, codes):
     L = table[jnp.arange(p)[None, :], jnp.maximum(codes, 0)]  # (n, p, c)
     L = jnp.where((codes < 0)[:, :, None], 0.0, L)
     return log_prior[None, :] + jnp.einsum("rik,i->rk", L, weights)
+
+
+def _category_codes(col):
+    """(sorted distinct non-missing values, codes into them with -1 for NaN) of a discrete column.
+
+    Small non-negative integer codes (the usual case) take an O(n) counting path."""
+    ok = ~np.isnan(col)
+    v = col if ok.all() else col[ok]
+    codes = np.full(col.shape, -1, np.int32)
+    if v.size == 0:
+        return np.zeros(0), codes
+    lo, hi = v.min(), v.max()
+    if lo >= 0 and hi < 1 << 16 and (v == np.floor(v)).all():
+        iv = v.astype(np.intp)
+        present = np.bincount(iv, minlength=int(hi) + 1) > 0
+        cats = np.flatnonzero(present).astype(np.float64)
+        rank = (np.cumsum(present) - 1).astype(np.int32)
+        codes[ok] = rank[iv]
+    else:
+        cats, inv = np.unique(v, return_inverse=True)
+        codes[ok] = inv
+    return cats, codes
 
 
 class AveragedNB(BaseNB):
@@ -177,15 +369,19 @@ class AveragedNB(BaseNB):
       alpha: Laplace pseudo-count of the interval frequencies.
       n_starts, max_passes: MS(FFWBW) restarts and passes per restart.
       seed: seed of the random visit orders.
+      grouping: "none" (discrete columns keep their categories) or "modl" (MODL value grouping).
 
     Attributes:
       weights_ `(p,)` in [0, 1]; selected_ (indices of the MAP model); cuts_ (per column, None for
-      discrete); n_intervals_ `(p,)`; map_cost_, null_cost_, n_models_; classes_; fit_time_.
+      discrete); categories_ and groups_ (per discrete column: sorted values, group of each);
+      n_intervals_ `(p,)` (intervals or groups); map_cost_, null_cost_, n_models_; classes_;
+      fit_time_.
     """
 
     def __init__(self, mode="average", discrete=None, max_bins=256, alpha=1.0, n_starts=3,
-                 max_passes=10, seed=0):
+                 max_passes=10, seed=0, grouping="none"):
         self.mode = mode
+        self.grouping = grouping
         self.discrete = discrete
         self.max_bins = max_bins
         self.alpha = alpha
@@ -196,6 +392,8 @@ class AveragedNB(BaseNB):
     def _check_hyper(self):
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}; got mode={self.mode!r}")
+        if self.grouping not in GROUPINGS:
+            raise ValueError(f"grouping must be one of {GROUPINGS}; got grouping={self.grouping!r}")
         for name in ("max_bins", "n_starts", "max_passes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -220,7 +418,7 @@ class AveragedNB(BaseNB):
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n, p); got shape {X.shape}")
-        X = X.astype(np.float64)
+        X = np.asarray(X, dtype=np.float64)  # no copy when already float64
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
         if not fit and X.shape[1] != self.n_features_in_:
@@ -234,7 +432,8 @@ class AveragedNB(BaseNB):
                 cats = self.categories_[i]
                 pos = np.searchsorted(cats, X[:, i])
                 pos = np.minimum(pos, len(cats) - 1)
-                codes[:, i] = np.where((cats[pos] == X[:, i]) & ~np.isnan(X[:, i]), pos, -1)
+                hit = (cats[pos] == X[:, i]) & ~np.isnan(X[:, i])
+                codes[:, i] = np.where(hit, self.groups_[i][pos], -1)
             else:
                 codes[:, i] = apply_cuts(X[:, i], self.cuts_[i])
         return codes
@@ -256,40 +455,62 @@ class AveragedNB(BaseNB):
         self._disc = self._discrete_mask(p)
         self.cuts_ = [None] * p
         self.categories_ = [None] * p
-        for i in range(p):
-            if self._disc[i]:
-                col = X[:, i]
-                self.categories_[i] = np.unique(col[~np.isnan(col)])
+        codes = np.empty((p, n), np.int32)  # transposed: one row per predictor
+        # numeric: elementary quantile bins, then one batched exact MODL over all the columns
+        num = np.flatnonzero(~self._disc)
+        grids, bin_counts = [], []
+        for i in num:
+            grid, codes[i], counts_i = _elementary_bins(X[:, i], yi, c, self.max_bins)
+            grids.append(grid)
+            bin_counts.append(counts_i)
+        todo = [j for j, co in enumerate(bin_counts) if co.shape[0] > 0]
+        chosen = modl_cuts_from_counts_many([grids[j] for j in todo], [bin_counts[j] for j in todo])
+        for i in num:
+            self.cuts_[i] = np.zeros(0)
+        for j, cuts in zip(todo, chosen, strict=True):
+            i = num[j]
+            self.cuts_[i] = np.asarray(cuts, dtype=np.float64)
+            # elementary bin -> MODL interval (the cuts are grid points), = apply_cuts on X[:, i]
+            lut = np.searchsorted(self.cuts_[i], np.append(grids[j], np.inf), side="left")
+            col = codes[i]
+            codes[i] = np.where(col >= 0, lut.astype(np.int32)[np.maximum(col, 0)], -1)
+        self.groups_ = [None] * p
+        for i in np.flatnonzero(self._disc):
+            self.categories_[i], codes[i] = _category_codes(X[:, i])
+            v = len(self.categories_[i])
+            if self.grouping == "modl" and v > 1:  # MODL value grouping (Boullé 2005)
+                ok_i = codes[i] >= 0
+                per_value = np.bincount(codes[i][ok_i] * c + yi[ok_i], minlength=v * c)
+                self.groups_[i] = modl_grouping(per_value.reshape(v, c)).astype(np.int32)
+                codes[i] = np.where(ok_i, self.groups_[i][np.maximum(codes[i], 0)], -1)
             else:
-                self.cuts_[i] = modl_prebinned_cuts(X[:, i], yi, c, self.max_bins)
-        codes = self._codes(X)
-        m = np.array([len(self.categories_[i]) if self._disc[i] else len(self.cuts_[i]) + 1
-                      for i in range(p)])
+                self.groups_[i] = np.arange(v, dtype=np.int32)
+        m = np.array([int(self.groups_[i].max(initial=-1)) + 1 if self._disc[i]
+                      else len(self.cuts_[i]) + 1 for i in range(p)])
         self.n_intervals_ = m
         width = int(m.max())
-        counts = np.zeros((p, width, c))
-        rows = np.broadcast_to(np.arange(p)[None, :], codes.shape)
+        offsets = np.arange(p) * width
         ok = codes >= 0
-        np.add.at(counts, (rows[ok], codes[ok], np.broadcast_to(yi[:, None], codes.shape)[ok]), 1)
+        flat = ((codes + offsets[:, None]) * c + yi[None, :])[ok]
+        counts = np.bincount(flat, minlength=p * width * c).reshape(p, width, c).astype(np.float64)
         class_tot = counts.sum(axis=1)  # (p, c)
         table = np.log(counts + self.alpha) - np.log(class_tot + self.alpha * m[:, None])[:, None]
         table[np.arange(width)[None, :] >= m[:, None]] = 0.0
         n_class = np.bincount(yi, minlength=c).astype(np.float64)
-        dtype = jnp.zeros(()).dtype
-        self._table = jnp.asarray(table, dtype)
-        self._log_prior = jnp.asarray(np.log(n_class / n_class.sum()), dtype)
+        dtype = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
+        # device_put, not jnp.asarray: the latter compiles a staging program per new shape
+        self._table = jax.device_put(table.astype(dtype))
+        self._log_prior = jax.device_put(np.log(n_class / n_class.sum()).astype(dtype))
         self.discretize_time_ = time.perf_counter() - t0
         if self.mode == "nb":
             self.weights_ = np.ones(p)
             self.selected_ = np.arange(p)
         else:
             # missing values: code 0 in the search would be wrong; map them to a zero row instead
-            table_s = jnp.concatenate([self._table, jnp.zeros((p, 1, c), dtype)], axis=1)
-            codes_t = jnp.asarray(np.where(codes >= 0, codes, width).T.astype(np.int32))
-            w, best, best_cost, cost0, n_models = ffwbw_average(
-                codes_t, table_s, self._log_prior, jnp.asarray(yi, jnp.int32),
-                jax.random.key(self.seed), n_starts=int(self.n_starts),
-                max_passes=int(self.max_passes))
+            table_s = np.concatenate([table, np.zeros((p, 1, c))], axis=1)
+            orders = search_orders(self.seed, int(self.n_starts), int(self.max_passes), p)
+            w, best, best_cost, cost0, n_models = ffwbw_search(
+                np.where(ok, codes, width), table_s, np.log(n_class / n_class.sum()), yi, orders)
             self.selected_ = np.flatnonzero(np.asarray(best))
             self.map_cost_ = float(best_cost)
             self.null_cost_ = float(cost0)

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 
-.PHONY: demo test venv venv-test lint bench bench-khiops paper experiments-quick clean
+.PHONY: demo test venv venv-test lint bench bench-khiops paper paper-build experiments-quick clean
 
 $(VENV)/.created:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or run make PYTHON=python3)"; exit 1; }
@@ -41,12 +41,28 @@ bench: $(VENV)/.installed-test
 bench-khiops:
 	$(MAKE) -C benchmarks/khiops bench-khiops PYTHON=$(PYTHON)
 
+# Experiments and paper. `make paper`: every experiment script in full mode (hours on 2 cores;
+# writes experiments/results/, the committed results) and then the paper. `make paper-build`: the
+# paper from the results already there, no experiment rerun. `make experiments-quick`: the CI smoke
+# run, every script with --quick into $(QUICK_RESULTS) (git-ignored, never the committed results),
+# then the paper built from those quick results into $(QUICK_RESULTS)/paper (fails if a
+# results file or figure is missing).
+QUICK_RESULTS ?= experiments/results/quick
+PAPER_RESULTS ?= experiments/results
+# paper/build.py needs only the standard library: the venv's Python when there is one
+BUILD_PY      := $(if $(wildcard $(PY)),$(PY),$(PYTHON))
+
 experiments-quick: $(VENV)/.installed-test
-	$(PY) experiments/run_all.py --quick
+	$(PY) experiments/run_all.py --quick --results $(QUICK_RESULTS)
+	$(PY) paper/build.py --results $(QUICK_RESULTS) --out $(QUICK_RESULTS)/paper --require-all
 
 paper: $(VENV)/.installed-test
-	$(PY) experiments/run_all.py
-	$(PY) paper/build.py
+	$(PY) experiments/run_all.py --results $(PAPER_RESULTS)
+	$(PY) paper/build.py --results $(PAPER_RESULTS)
+
+paper-build:
+	@command -v $(BUILD_PY) >/dev/null 2>&1 || { echo "need $(BUILD_PY) (or run make PYTHON=python3)"; exit 1; }
+	$(BUILD_PY) paper/build.py --results $(PAPER_RESULTS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -11,7 +11,25 @@ from pathlib import Path
 import jax
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS_ENV = "JAXNB_RESULTS_DIR"
+
+
+def results_dir() -> Path:
+    """Where results go: ``$JAXNB_RESULTS_DIR`` when set (relative to the working directory),
+    otherwise ``experiments/results`` (the committed full-mode results)."""
+    env = os.environ.get(RESULTS_ENV, "").strip()
+    return Path(env).resolve() if env else DEFAULT_RESULTS
+
+
+RESULTS = results_dir()
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(DEFAULT_RESULTS.parent.parent))
+    except ValueError:
+        return str(path)
 
 
 def environment() -> dict:
@@ -42,7 +60,7 @@ def save_json(name: str, payload: dict) -> Path:
     payload = dict(payload)
     payload.setdefault("environment", environment())
     path.write_text(json.dumps(_jsonable(payload), indent=1))
-    print(f"wrote {path.relative_to(RESULTS.parent.parent)}")
+    print(f"wrote {_shown(path)}")
     return path
 
 

@@ -151,7 +151,7 @@ axes[0, 0].legend(fontsize=7, ncol=2)
 fig.suptitle("Diabetes (class: response above the median): four regularization paths")
 fig.tight_layout()
 fig.savefig(figure_path("compare_penalties"), dpi=110)
-print(f"wrote experiments/results/{figure_path('compare_penalties').name}")
+print(f"wrote {figure_path('compare_penalties')}")
 
 # %% [markdown]
 # ## Summary JSON

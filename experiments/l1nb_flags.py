@@ -188,7 +188,7 @@ def _plot(results):
     axes[0].legend()
     fig.tight_layout()
     fig.savefig(figure_path("l1nb_flags"), dpi=110)
-    print(f"wrote experiments/results/{figure_path('l1nb_flags').name}")
+    print(f"wrote {figure_path('l1nb_flags')}")
 
 
 if __name__ == "__main__":

@@ -189,7 +189,7 @@ def _plot(results, levels):
     axes[0, -1].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(figure_path("l1nb_soybean"), dpi=110)
-    print(f"wrote experiments/results/{figure_path('l1nb_soybean').name}")
+    print(f"wrote {figure_path('l1nb_soybean')}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ block) as a separate method. Reads and writes JSON only; nothing is refitted.
 
 Usage: python experiments/stats_table4.py [--quick] [--results DIR] [--alpha 0.05]
 (``--quick`` is accepted for `run_all.py` and changes nothing: the analysis takes a second.)
-Writes DIR/stats_table4.json (DIR defaults to experiments/results).
+Writes DIR/stats_table4.json (DIR defaults to $JAXNB_RESULTS_DIR, else experiments/results).
 """
 
 from __future__ import annotations
@@ -37,7 +37,13 @@ import numpy as np
 
 from jaxnb import stats
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# $JAXNB_RESULTS_DIR overrides the folder as in experiments/_common.py (this script is also loaded
+# by file path from the tests, so it does not import _common).
+RESULTS = (
+    Path(os.environ["JAXNB_RESULTS_DIR"]).resolve()
+    if os.environ.get("JAXNB_RESULTS_DIR", "").strip()
+    else Path(__file__).resolve().parent / "results"
+)
 SCENARIOS = ("DI", "CI", "DR", "CR")
 # key prefix of "<prefix>_err" in fsnb_table1.json -> the paper's method name
 LABELS = {

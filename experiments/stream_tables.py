@@ -18,8 +18,17 @@ docstring of `jaxnb.stream.online`), MODL cuts are refreshed every 20,000 rows f
 recomputed at each snapshot for evaluation of the online NB. Offline NB and ANB are refitted on
 each prefix.
 
-Usage: python experiments/stream_tables.py [--quick]
-Writes experiments/results/stream_tables.json and stream_tables.png.
+Cost (full mode): the training rows are generated once; the four online models read the same
+blocks of 20,000 rows in one pass and the rows are kept (380k x 500 float32, 760 MB) for the three
+offline fits. The test rows are evaluated in fixed blocks of 10,000 by compiled calls (one compile
+per model kind), with one density evaluation when NB and WNB share their cuts; second-level
+intervals are found by binary search on a per-snapshot table (checked against
+`jaxnb.stream.online.log_contributions` on test rows at every snapshot). Per-part times are stored
+under "timing".
+
+Usage: python experiments/stream_tables.py [--quick] [--summary-chunk ROWS]
+Writes stream_tables.json and stream_tables.png in the results folder (experiments/results, or
+$JAXNB_RESULTS_DIR).
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from _common import figure_path, print_table, save_json  # noqa: E402
 
 from jaxnb.stream import online  # noqa: E402
 from jaxnb.stream.anb import AveragedNB  # noqa: E402
-from jaxnb.stream.online import OnlineState, OnlineWeightedNB  # noqa: E402
+from jaxnb.stream.online import OnlineWeightedNB  # noqa: E402
 from jaxnb.stream.simulate import StreamSpec, bayes_error, iter_chunks, make_rows, pascal_like  # noqa: E402
 
 # Stream paper, alpha data set (the one where weighting matters; 500 predictors), accuracy in %.
@@ -53,58 +62,157 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+# --------------------------------------------------------------------------------------------------
+# Evaluation on the test rows: compiled once per shape, in fixed blocks, log-densities computed once
+# --------------------------------------------------------------------------------------------------
+def _interval_table(summary, cuts2, smoothing=1.0):
+    """`(p, s + 1, c)` log P(x in second-level interval t | k) from the live summary's bins.
+
+    The same formula as `jaxnb.stream.online._second_level_log_prob` (cumulated level-1 bin
+    counts up to each cut, Laplace-smoothed), tabulated once per snapshot instead of per row;
+    `_check_contributions` compares the two on test rows at every snapshot."""
+    cuts1, counts = summary.bins()
+    counts = counts.astype(cuts2.dtype)
+    p, _, c = counts.shape
+    cum = jnp.concatenate([jnp.zeros((p, 1, c), counts.dtype), jnp.cumsum(counts, axis=1)], axis=1)
+    nb = jnp.sum(cuts1[:, None, :] <= cuts2[:, :, None], axis=-1)  # (p, s) level-1 bins below cut
+    at = jnp.take_along_axis(cum, nb[:, :, None], axis=1)  # (p, s, c)
+    full = jnp.concatenate([jnp.zeros((p, 1, c), counts.dtype), at, cum[:, -1:]], axis=1)
+    inter = jnp.diff(full, axis=1)  # (p, s + 1, c)
+    n_int = 1 + jnp.sum(jnp.isfinite(cuts2), axis=1)
+    denom = cum[:, -1] + smoothing * n_int[:, None].astype(cuts2.dtype)  # (p, c)
+    return jnp.log(inter + smoothing) - jnp.log(denom)[:, None, :]
+
+
+def _contributions(summary, cuts, X):
+    """`(n, p, c)` log p(x_ri | C_k): the library's `log_contributions`, except that second-level
+    intervals are found by binary search (`searchsorted`) and read from `_interval_table`."""
+    if cuts is None:
+        return online.log_contributions(summary, None, X)
+    table = _interval_table(summary, cuts)
+    code = jax.vmap(lambda cu, v: jnp.searchsorted(cu, v, side="left"), in_axes=(0, 1),
+                    out_axes=1)(cuts, X)  # (n, p): number of cuts < x
+    L = table[jnp.arange(X.shape[1])[None, :], code]
+    return jnp.where(jnp.isnan(X)[:, :, None], 0.0, L)
+
+
+_contributions_jit = jax.jit(_contributions)
+
+
+def _n_correct(lp, L_nb, L_w, weight, bias, y):
+    nb = lp[None, :] + L_nb.sum(axis=1)
+    wnb = (lp + bias)[None, :] + jnp.einsum("rik,ik->rk", L_w, weight)
+    return jnp.sum(nb.argmax(1) == y), jnp.sum(wnb.argmax(1) == y)
+
+
 @jax.jit
-def _nb_wnb_scores(state: OnlineState, cuts, X):
-    L = online.log_contributions(state.summary, cuts, X)
-    lp = online.log_prior(state.summary)
-    nb = lp[None, :] + L.sum(axis=1)
-    wnb = (lp + state.bias)[None, :] + jnp.einsum("rik,ik->rk", L, state.weight)
-    return nb, wnb
+def _correct_shared(summary, cuts, weight, bias, X, y):
+    """(NB, WNB) correct counts when NB and WNB use the same cuts: one density evaluation."""
+    L = _contributions(summary, cuts, X)
+    return _n_correct(online.log_prior(summary), L, L, weight, bias, y)
 
 
-def _evaluate(state, Xte, yte, nb_cuts, block=5_000):
+@jax.jit
+def _correct_split(summary, nb_cuts, w_cuts, weight, bias, X, y):
+    lp = online.log_prior(summary)
+    return _n_correct(lp, _contributions(summary, nb_cuts, X), _contributions(summary, w_cuts, X),
+                      weight, bias, y)
+
+
+class TestSet:
+    """The test rows as fixed-size device blocks (the last one NaN-padded, label -1), so that every
+    evaluation reuses one compiled shape."""
+
+    def __init__(self, X, y, block):
+        n, p = X.shape
+        nblk = -(-n // block)
+        Xp = np.full((nblk * block, p), np.nan, np.float32)
+        yp = np.full(nblk * block, -1, np.int32)
+        Xp[:n], yp[:n] = X, y
+        self.n = n
+        self.X = jnp.asarray(Xp.reshape(nblk, block, p))
+        self.y = jnp.asarray(yp.reshape(nblk, block))
+
+
+def _same(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(jnp.array_equal(a, b))
+
+
+def _evaluate(state, test: TestSet, nb_cuts):
     """Test accuracy of NB (w = 1, cuts `nb_cuts`) and of the WNB state (its own cuts)."""
     ok_nb = ok_w = 0
-    for s in range(0, len(yte), block):
-        X = jnp.asarray(Xte[s:s + block])
-        nb, _ = _nb_wnb_scores(state, nb_cuts, X)
-        _, wnb = _nb_wnb_scores(state, state.cuts, X)
-        ok_nb += int(np.sum(np.asarray(nb.argmax(1)) == yte[s:s + block]))
-        ok_w += int(np.sum(np.asarray(wnb.argmax(1)) == yte[s:s + block]))
-    return ok_nb / len(yte), ok_w / len(yte)
+    shared = _same(nb_cuts, state.cuts)
+    for i in range(test.X.shape[0]):
+        if shared:
+            a, b = _correct_shared(state.summary, nb_cuts, state.weight, state.bias, test.X[i],
+                                   test.y[i])
+        else:
+            a, b = _correct_split(state.summary, nb_cuts, state.cuts, state.weight, state.bias,
+                                  test.X[i], test.y[i])
+        ok_nb += int(a)
+        ok_w += int(b)
+    return ok_nb / test.n, ok_w / test.n
 
 
-def run_online(spec, Xte, yte, prefixes, est, label, block_rows):
-    """One pass over the training rows with snapshots at the prefixes."""
-    t0 = time.perf_counter()
-    out = {"nb": [], "wnb": []}
-    seen = 0
+def _check_contributions(state, cuts, X):
+    """Max |ours - library| of the log-contributions on a few test rows (0.0 expected)."""
+    if cuts is None:
+        return 0.0
+    lib = online.log_contributions(state.summary, cuts, X)
+    ours = _contributions_jit(state.summary, cuts, X)
+    return float(jnp.max(jnp.abs(lib - ours)))
+
+
+# --------------------------------------------------------------------------------------------------
+# The runs
+# --------------------------------------------------------------------------------------------------
+def run_online(spec, test, Xtr, ytr, prefixes, models, block_rows, check_rows):
+    """One pass over the training rows, in order, shared by all online models (each sees the same
+    blocks of `block_rows` rows through `partial_fit`); snapshots at the prefixes. The rows are
+    also stored in `Xtr`, `ytr` for the offline fits."""
+    out = {k: {"nb": [], "wnb": [], "seconds": 0.0, "eval_seconds": 0.0, "max_abs_check": 0.0}
+           for k in models}
+    seen, t_gen = 0, 0.0
+    t_gen0 = time.perf_counter()
     for X, y in iter_chunks(spec, spec.n_test, spec.n_test + prefixes[-1], block_rows):
-        est.partial_fit(X, y, classes=[0, 1])
+        t_gen += time.perf_counter() - t_gen0
+        Xtr[seen:seen + len(y)], ytr[seen:seen + len(y)] = X, y
         seen += len(y)
+        for key, (est, _) in models.items():
+            t0 = time.perf_counter()
+            est.partial_fit(X, y, classes=[0, 1])
+            jax.block_until_ready(est.state_.weight)
+            out[key]["seconds"] += time.perf_counter() - t0
         if seen in prefixes:
-            modl = est.summary != "gaussian"
-            cuts = online.modl_second_level(est.state_.summary) if modl else None
-            nb, wnb = _evaluate(est.state_, Xte, yte, cuts)
-            out["nb"].append(nb)
-            out["wnb"].append(wnb)
-            log(f"{label}: {seen:>7,d} rows  NB {nb:.4f}  WNB {wnb:.4f}  "
-                f"({time.perf_counter() - t0:.0f} s)")
-    out["seconds"] = time.perf_counter() - t0
-    return out
+            for key, (est, label) in models.items():
+                t0 = time.perf_counter()
+                modl = est.summary != "gaussian"
+                cuts = online.modl_second_level(est.state_.summary) if modl else None
+                nb, wnb = _evaluate(est.state_, test, cuts)
+                chk = _check_contributions(est.state_, cuts, test.X[0][:check_rows])
+                dt = time.perf_counter() - t0
+                o = out[key]
+                o["nb"].append(nb)
+                o["wnb"].append(wnb)
+                o["eval_seconds"] += dt
+                o["max_abs_check"] = max(o["max_abs_check"], chk)
+                log(f"{label}: {seen:>7,d} rows  NB {nb:.4f}  WNB {wnb:.4f}  (train "
+                    f"{o['seconds']:.0f} s, this evaluation {dt:.0f} s)")
+        t_gen0 = time.perf_counter()
+    return out, t_gen
 
 
-def run_offline(spec, Xte, yte, prefixes, n_starts):
+def run_offline(spec, test_X, test_y, Xtr, ytr, prefixes, n_starts):
     out = {"nb": [], "anb": [], "seconds": [], "n_selected": [], "weights": []}
     for n in prefixes:
         t0 = time.perf_counter()
-        X, y = make_rows(spec, spec.n_test, spec.n_test + n)
-        anb = AveragedNB(mode="average", n_starts=n_starts).fit(X, y)
-        del X, y
-        acc_anb = anb.score(Xte, yte)
+        anb = AveragedNB(mode="average", n_starts=n_starts).fit(Xtr[:n], ytr[:n])
+        acc_anb = anb.score(test_X, test_y)
         w = anb.weights_
         anb.weights_ = np.ones_like(w)  # offline NB: the same MODL discretization, all weights 1
-        acc_nb = anb.score(Xte, yte)
+        acc_nb = anb.score(test_X, test_y)
         anb.weights_ = w
         out["nb"].append(acc_nb)
         out["anb"].append(acc_anb)
@@ -121,35 +229,59 @@ def run_offline(spec, Xte, yte, prefixes, n_starts):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="p = 50, 48k rows (smoke test)")
+    ap.add_argument("--quick", action="store_true", help="p = 50, 16k training rows (smoke test)")
+    ap.add_argument("--summary-chunk", type=int, default=None,
+                    help="rows per GKClass / cPiD summary update (default 256; quick 256)")
     args = ap.parse_args(argv)
     if args.quick:
         spec = StreamSpec(n_predictors=50, n_relevant=8, n_redundant=24, redundant_sources=3,
-                          signal=1.0, n_examples=48_000, n_test=10_000, chunk_rows=2_000)
-        prefixes, block, refresh, n_starts = [4_000, 10_000, 38_000], 2_000, 4_000, 1
+                          signal=1.0, n_examples=5_000 + 16_384, n_test=5_000, chunk_rows=2_048)
+        prefixes, block, refresh, n_starts = [2_048, 4_096, 16_384], 2_048, 2_048, 1
+        eval_block, check_rows = 2_500, 256
     else:
         spec = pascal_like(500)
         prefixes, block, refresh, n_starts = [40_000, 100_000, 380_000], 20_000, 20_000, 2
+        eval_block, check_rows = 10_000, 256
+    chunk = args.summary_chunk or 256
     t_all = time.perf_counter()
     log(f"stream: p={spec.n_predictors}, {spec.n_examples:,d} rows, Bayes accuracy "
         f"{1 - bayes_error(spec):.4f}")
+    t0 = time.perf_counter()
     Xte, yte = make_rows(spec, 0, spec.n_test)
-    log(f"test set {Xte.shape} generated")
+    test = TestSet(Xte, yte, eval_block)
+    t_test = time.perf_counter() - t0
+    log(f"test set {Xte.shape} generated ({t_test:.0f} s)")
 
-    res = {"spec": spec.__dict__, "prefixes": prefixes, "bayes_accuracy": 1 - bayes_error(spec)}
-    chunk = 256
-    res["gaussian"] = run_online(spec, Xte, yte, prefixes, OnlineWeightedNB(
-        "gaussian", learning_rate=1e-4), "Gaussian (SGD 1e-4)", block)
-    res["gaussian_adam"] = run_online(spec, Xte, yte, prefixes, OnlineWeightedNB(
-        "gaussian", optimizer=optax.adam(1e-3)), "Gaussian (Adam 1e-3)", block)
-    res["gkclass"] = run_online(spec, Xte, yte, prefixes, OnlineWeightedNB(
-        "gkclass", learning_rate=1e-4, summary_chunk=chunk, second_level="modl",
-        refresh_every=refresh), "GKClass+MODL", block)
-    res["cpid"] = run_online(spec, Xte, yte, prefixes, OnlineWeightedNB(
-        "cpid", learning_rate=1e-4, summary_chunk=chunk, second_level="modl",
-        refresh_every=refresh), "cPiD+MODL", block)
-    res["offline"] = run_offline(spec, Xte, yte, prefixes, n_starts)
+    res = {"spec": spec.__dict__, "prefixes": prefixes, "bayes_accuracy": 1 - bayes_error(spec),
+           "protocol": {"partial_fit_rows": block, "summary_chunk": chunk,
+                        "modl_refresh_every": refresh, "anb_n_starts": n_starts,
+                        "eval_block": eval_block},
+           "paper": {"source": "Salperwyck, Lemaire & Hue, Stream paper, PASCAL alpha, "
+                               "accuracy %", "table1": PAPER_T1_ALPHA, "table2": PAPER_T2_ALPHA}}
+    modl = dict(summary_chunk=chunk, second_level="modl", refresh_every=refresh)
+    models = {
+        "gaussian": (OnlineWeightedNB("gaussian", learning_rate=1e-4), "Gaussian (SGD 1e-4)"),
+        "gaussian_adam": (OnlineWeightedNB("gaussian", optimizer=optax.adam(1e-3)),
+                          "Gaussian (Adam 1e-3)"),
+        "gkclass": (OnlineWeightedNB("gkclass", learning_rate=1e-4, **modl), "GKClass+MODL"),
+        "cpid": (OnlineWeightedNB("cpid", learning_rate=1e-4, **modl), "cPiD+MODL"),
+    }
+    Xtr = np.empty((prefixes[-1], spec.n_predictors), np.float32)
+    ytr = np.empty(prefixes[-1], np.int32)
+    online_out, t_gen = run_online(spec, test, Xtr, ytr, prefixes, models, block, check_rows)
+    res.update(online_out)
+    worst = max(v["max_abs_check"] for v in online_out.values())
+    if worst > 1e-4:
+        raise RuntimeError(f"fast second-level densities differ from the library's by {worst}")
+    res["offline"] = run_offline(spec, Xte, yte, Xtr, ytr, prefixes, n_starts)
+    del Xtr, ytr
     res["total_seconds"] = time.perf_counter() - t_all
+    res["timing"] = {"test_rows_seconds": t_test, "train_rows_seconds": t_gen,
+                     **{f"{k}_train_seconds": v["seconds"] for k, v in online_out.items()},
+                     **{f"{k}_eval_seconds": v["eval_seconds"] for k, v in online_out.items()},
+                     "offline_seconds": sum(res["offline"]["seconds"]),
+                     "total_seconds": res["total_seconds"]}
+    log("timing: " + ", ".join(f"{k} {v:.0f} s" for k, v in res["timing"].items()))
 
     pct = lambda v: f"{100 * v:.2f}"
     cols = [f"{n:,d}" for n in prefixes]
@@ -172,6 +304,7 @@ def main(argv=None):
     print("\nPaper pattern (alpha): summaries agree within ~0.3 pt (Gaussian best); offline ANB >> "
           "offline NB ~ online NB; online WNB between them, closing the gap as rows grow.")
     res["mode"] = "quick" if args.quick else "full"
+    res["quick"] = bool(args.quick)
     save_json("stream_tables", res)
 
     import matplotlib

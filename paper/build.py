@@ -1,6 +1,11 @@
 """Build the jaxnb paper (Markdown) from the experiments' results files.
 
 Usage: python paper/build.py [--results DIR] [--out DIR] [--benchmarks DIR] [--template FILE]
+                             [--require-all]
+
+`--results` defaults to `$JAXNB_RESULTS_DIR` when set, else `experiments/results`. With
+`--require-all` the build still writes the paper but exits with status 1 when a results file or
+figure is missing or unreadable (the CI smoke run uses it on the quick results).
 
 Reads `experiments/results/*.json` (and the PNG figures beside them), `benchmarks/RESULTS.md` when
 present, and `paper/template.md`; writes `<out>/paper.md` and one `<out>/generated/<section>.md` per
@@ -1196,7 +1201,9 @@ EXPERIMENTS = [
 ]
 
 
-def build(results: Path, out: Path, benchmarks: Path, template: Path) -> Path:
+def build(results: Path, out: Path, benchmarks: Path, template: Path, problems=None) -> Path:
+    """Writes the paper; appends to `problems` (a list, if given) every missing / unreadable
+    results file and missing figure."""
     b = Build(results, out, benchmarks)
     gen = out / "generated"
     gen.mkdir(parents=True, exist_ok=True)
@@ -1225,6 +1232,13 @@ def build(results: Path, out: Path, benchmarks: Path, template: Path) -> Path:
     )
     paper = out / "paper.md"
     paper.write_text(text)
+    if problems is not None:
+        problems.extend(b.missing)
+        problems.extend(
+            f"missing figure: {line.strip()}"
+            for line in text.splitlines()
+            if f"Figure {NOT_RUN}" in line
+        )
     pandoc = shutil.which("pandoc")
     if pandoc:
         try:
@@ -1241,18 +1255,33 @@ def build(results: Path, out: Path, benchmarks: Path, template: Path) -> Path:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--results", type=Path, default=ROOT / "experiments" / "results")
+    env = os.environ.get("JAXNB_RESULTS_DIR", "").strip()
+    ap.add_argument(
+        "--results", type=Path, default=Path(env) if env else ROOT / "experiments" / "results"
+    )
     ap.add_argument("--out", type=Path, default=HERE)
     ap.add_argument("--benchmarks", type=Path, default=ROOT / "benchmarks")
     ap.add_argument("--template", type=Path, default=HERE / "template.md")
+    ap.add_argument(
+        "--require-all",
+        action="store_true",
+        help="exit 1 if a results file or figure is missing or unreadable",
+    )
     args = ap.parse_args(argv)
+    problems: list[str] = []
     paper = build(
         args.results.resolve(),
         args.out.resolve(),
         args.benchmarks.resolve(),
         args.template.resolve(),
+        problems,
     )
     print(f"wrote {paper}")
+    if args.require_all and problems:
+        print("missing from the results folder:", file=sys.stderr)
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,0 +1,115 @@
+"""Experiment plumbing: results-folder routing (quick runs never overwrite the committed full-mode
+results) and the fast test-set densities of experiments/stream_tables.py.
+
+The experiments themselves run in CI through `make experiments-quick` (.ci/run), not here."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXP = ROOT / "experiments"
+DEFAULT = (EXP / "results").resolve()
+
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "JAXNB_RESULTS_DIR"}
+    env.update(extra)
+    return env
+
+
+def _plan(*args, env=None):
+    out = subprocess.run(
+        [sys.executable, str(EXP / "run_all.py"), "--dry-run", *args],
+        capture_output=True,
+        text=True,
+        env=env or _env(),
+        check=True,
+    ).stdout
+    line = next(s for s in out.splitlines() if s.startswith("results folder: "))
+    return Path(line.split(": ", 1)[1]), out
+
+
+def test_run_all_quick_defaults_to_separate_folder(tmp_path):
+    folder, out = _plan("--quick")
+    assert folder == DEFAULT / "quick"
+    assert "--quick" in out and "stream_tables.py" in out
+    folder, _ = _plan()
+    assert folder == DEFAULT
+    folder, _ = _plan("--quick", "--results", str(tmp_path))
+    assert folder == tmp_path.resolve()
+    folder, _ = _plan("--quick", env=_env(JAXNB_RESULTS_DIR=str(tmp_path / "env")))
+    assert folder == (tmp_path / "env").resolve()
+
+
+def test_run_all_rejects_unknown_script():
+    proc = subprocess.run(
+        [sys.executable, str(EXP / "run_all.py"), "--only", "no_such"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert proc.returncode == 2 and "unknown script" in proc.stdout
+
+
+def test_common_results_dir_honours_env(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(EXP))
+    common = _load("_common_under_test", EXP / "_common.py")
+    monkeypatch.delenv("JAXNB_RESULTS_DIR", raising=False)
+    assert common.results_dir() == DEFAULT
+    monkeypatch.setenv("JAXNB_RESULTS_DIR", str(tmp_path / "r"))
+    assert common.results_dir() == (tmp_path / "r").resolve()
+    # a module loaded with the variable set writes there (save_json and figure_path)
+    mod = _load("_common_env", EXP / "_common.py")
+    path = mod.save_json("probe", {"x": np.arange(3)})
+    assert path == (tmp_path / "r" / "probe.json").resolve() and path.exists()
+    assert mod.figure_path("probe").parent == (tmp_path / "r").resolve()
+
+
+def test_stats_table4_honours_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXNB_RESULTS_DIR", str(tmp_path))
+    mod = _load("stats_table4_env", EXP / "stats_table4.py")
+    assert mod.RESULTS == tmp_path.resolve()
+    assert mod.main([]) == 0  # no fsnb_table1.json there: says so, writes nothing
+    assert not (tmp_path / "stats_table4.json").exists()
+
+
+@pytest.mark.parametrize("summary", ["gkclass", "cpid"])
+def test_stream_tables_fast_contributions_match_library(summary, monkeypatch):
+    monkeypatch.syspath_prepend(str(EXP))
+    st = _load("stream_tables_under_test", EXP / "stream_tables.py")
+    from jaxnb.stream import online
+    from jaxnb.stream.online import OnlineWeightedNB
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4)).astype(np.float32)
+    y = (X[:, 0] + 0.5 * rng.normal(size=600) > 0).astype(np.int32)
+    est = OnlineWeightedNB(summary, summary_chunk=64, summary_size=20).fit(X[:400], y[:400])
+    cuts = online.modl_second_level(est.state_.summary)
+    Xq = X[400:].copy()
+    Xq[::7, 1] = np.nan  # missing values contribute 0
+    Xq[0, 0] = float(np.asarray(cuts)[0, 0])  # a value exactly on a cut point
+    lib = np.asarray(online.log_contributions(est.state_.summary, cuts, Xq))
+    ours = np.asarray(st._contributions_jit(est.state_.summary, cuts, Xq))
+    np.testing.assert_allclose(ours, lib, rtol=1e-6, atol=1e-6)
+    # the blocked evaluation equals a direct computation on all rows
+    test = st.TestSet(Xq, y[400:], block=64)
+    nb, wnb = st._evaluate(est.state_, test, cuts)
+    lp = np.asarray(online.log_prior(est.state_.summary))
+    ref_nb = np.mean((lp[None] + lib.sum(1)).argmax(1) == y[400:])
+    assert nb == pytest.approx(ref_nb)
+    assert 0.0 <= wnb <= 1.0

@@ -159,7 +159,11 @@ class GroupLassoNB(_PenalizedBase):
       alpha: Lidstone pseudo-count (≥ 0).
       min_std: None or a positive floor on σ.
       cv: number of folds for ``selection="cv"``; random_state: seed of the folds.
-      max_steps, tol: FISTA cap and tolerance on the prox-gradient residual per grid point.
+      max_steps, tol: FISTA cap and tolerance on the prox-gradient residual per grid point. The
+        solver raises ``tol`` to the residual's rounding floor where it is below it (float32:
+        ~1e-6), so the defaults converge (``path_["converged"]``) in float32 and float64 alike,
+        typically in 20-100 iterations per grid point (a discrete Table-1 path of 20 points
+        takes a few hundredths of a second after compilation).
       discrete, n_states, missing, unseen: column handling as in `NaiveBayes`.
 
     Attributes:

@@ -33,6 +33,13 @@ stops when the residual at a non-extrapolated point (the momentum is reset once 
 iterate, so the reported residual is exactly ``r(x)`` at the returned ``x`` with the final step
 ``s`` and ``converged = r(x) <= tol``.
 
+Scale-aware tolerance: ``r(x)`` is computed from ``x+ - y`` divided by ``s``, so it cannot be
+resolved below its rounding floor ``~ eps (||y|| / s + ||grad f(y)||)``. Each step therefore tests
+against ``max(tol, kappa * eps * (||y|| / s + ||grad f(y)||))`` (``kappa = rounding_floor``, 4 by
+default; ``0`` gives the plain ``tol``). In float64 the floor is ~1e-13 and changes nothing for the
+usual tolerances; in float32 it is ~1e-6 - 1e-5, and without it a float64-style ``tol = 1e-7``
+can never be met, so every solve would run to ``max_steps``.
+
 Pytree arithmetic uses ``optax.tree_utils``; the solver is pure, so ``jax.jit``, ``jax.vmap`` (over
 data or hyperparameters captured by ``smooth_fn``/``prox_fn``) and ``lax.scan`` over warm starts
 apply.
@@ -69,6 +76,8 @@ class FistaState(NamedTuple):
       at_iterate: whether that y was an iterate (no extrapolation), so ``residual`` certifies
         ``prev_params``.
       num_steps: iterations taken.
+      tolerance: effective tolerance of the last step, ``max(tol, rounding floor)`` (module
+        docstring); ``residual <= tolerance`` is the stopping test.
     """
 
     params: Any
@@ -78,6 +87,7 @@ class FistaState(NamedTuple):
     residual: jax.Array
     at_iterate: jax.Array
     num_steps: jax.Array
+    tolerance: Any = None
 
 
 class SolverInfo(NamedTuple):
@@ -113,6 +123,7 @@ def fista_init(params, *, step_size=1.0) -> FistaState:
         residual=jnp.asarray(jnp.inf, dtype),
         at_iterate=jnp.asarray(False),
         num_steps=jnp.asarray(0, jnp.int32),
+        tolerance=jnp.asarray(0.0, dtype),
     )
 
 
@@ -125,6 +136,7 @@ def fista_step(
     backtrack_factor: float = 0.5,
     step_growth: float = 1.0,
     max_backtracks: int = 60,
+    rounding_floor: float = 4.0,
 ) -> FistaState:
     """One FISTA iteration with backtracking, restart and domain guard (see module docstring).
 
@@ -137,6 +149,9 @@ def fista_step(
       backtrack_factor: step shrink factor in (0, 1).
       step_growth: trial step multiplier (>= 1) at the start of each iteration.
       max_backtracks: cap on shrinks per iteration (static).
+      rounding_floor: multiplier ``kappa`` of the residual's rounding floor
+        ``kappa * eps * (||y|| / s + ||grad f(y)||)``; the effective tolerance is the larger of
+        ``tol`` and that floor (0 disables it).
 
     Returns:
       The next `FistaState`.
@@ -190,11 +205,16 @@ def fista_step(
     x_new = jax.tree.map(lambda a, b: jnp.where(ok, a, b), x_new, x)
     residual = jnp.where(ok, otu.tree_norm(diff) / step, jnp.asarray(jnp.inf, dtype))
     restart = otu.tree_vdot(otu.tree_sub(y, x_new), otu.tree_sub(x_new, x)) > 0
+    # The residual is the norm of (x+ - y) / s with x+ and y rounded to a few ulps each: below
+    # ~ eps (||y|| / s + ||g||) it is rounding noise, so a tolerance under that floor (a float64
+    # tolerance under float32) is replaced by the floor instead of running to max_steps.
+    floor = (rounding_floor * jnp.finfo(dtype).eps) * (otu.tree_norm(y) / step + otu.tree_norm(g_y))
+    tol_eff = jnp.maximum(jnp.asarray(tol, dtype), floor)
     # Once the residual at y is small, take a plain prox-gradient step next, so the stopping test is
     # made at an iterate (y = x_k), not at an extrapolated point.
-    restart = restart | ~ok | (residual <= tol)
+    restart = restart | ~ok | (residual <= tol_eff)
     t_next = jnp.where(restart, jnp.asarray(1.0, dtype), t_next)
-    return FistaState(x_new, x, t_next, step, residual, ~extrapolated, state.num_steps + 1)
+    return FistaState(x_new, x, t_next, step, residual, ~extrapolated, state.num_steps + 1, tol_eff)
 
 
 def prox_gradient_residual(params, smooth_fn, prox_fn, step_size):
@@ -217,6 +237,7 @@ def solve_fista(
     step_growth: float = 1.0,
     max_backtracks: int = 60,
     recompute_residual: bool = False,
+    rounding_floor: float = 4.0,
 ):
     r"""Minimize ``f + g`` by FISTA (`fista_init` + `fista_step` in a ``lax.while_loop``).
 
@@ -227,8 +248,9 @@ def solve_fista(
       nonsmooth_fn: optional ``params -> g(params)``, only used to report the objective.
       step_size: initial step (shrunk by backtracking as needed).
       max_steps: iteration cap (static).
-      tol: tolerance on the prox-gradient residual (may be a traced array).
-      backtrack_factor, step_growth, max_backtracks: see `fista_step`.
+      tol: tolerance on the prox-gradient residual (may be a traced array); raised to the
+        residual's rounding floor where it is below it (``rounding_floor``, see `fista_step`).
+      backtrack_factor, step_growth, max_backtracks, rounding_floor: see `fista_step`.
       recompute_residual: recompute ``r(x)`` at the returned point after the loop (static; costs one
         more traced prox). Without it the reported residual is the certified ``r(x)`` when the loop
         converged, else the last residual measured (possibly at an extrapolated point) with
@@ -239,7 +261,7 @@ def solve_fista(
     """
 
     def cond(state):
-        done = state.at_iterate & (state.residual <= tol)
+        done = state.at_iterate & (state.residual <= state.tolerance)
         return (state.num_steps < max_steps) & ~done
 
     def body(state):
@@ -251,16 +273,17 @@ def solve_fista(
             backtrack_factor=backtrack_factor,
             step_growth=step_growth,
             max_backtracks=max_backtracks,
+            rounding_floor=rounding_floor,
         )
 
     state = lax.while_loop(cond, body, fista_init(init_params, step_size=step_size))
     # The certified point is the iterate the last residual was measured at (prev_params), so that
     # residual is exactly r(x) for the returned x; recomputing it would only repeat the arithmetic.
-    certified = state.at_iterate & (state.residual <= tol)
+    certified = state.at_iterate & (state.residual <= state.tolerance)
     x = jax.tree.map(lambda a, b: jnp.where(certified, a, b), state.prev_params, state.params)
     if recompute_residual:
         residual = prox_gradient_residual(x, smooth_fn, prox_fn, state.step_size)
-        converged = residual <= tol
+        converged = residual <= jnp.maximum(tol, state.tolerance)
     else:
         residual, converged = state.residual, certified
     objective = smooth_fn(x)

@@ -98,7 +98,9 @@ class DykstraInfo(NamedTuple):
     converged: jax.Array
 
 
-def prox_dykstra(z, prox_g_fn, project_fn, *, max_steps: int = 100, tol: float = 1e-12):
+def prox_dykstra(
+    z, prox_g_fn, project_fn, *, max_steps: int = 100, tol: float = 1e-12, rtol: float | None = None
+):
     r"""Prox of a sum ``g + i_C`` by the Dykstra-like proximal algorithm.
 
     Computes ``argmin_x 0.5 ||x - z||^2 + g(x) + i_C(x)`` from the two simple maps ``prox_g`` and
@@ -110,7 +112,10 @@ def prox_dykstra(z, prox_g_fn, project_fn, *, max_steps: int = 100, tol: float =
 
     Both ``x_n`` and ``y_n`` converge to the prox of the sum; composing the two maps once
     (``P_C(prox_g(z))``) is *not* that prox in general.  The loop stops when the max-abs change of
-    ``x`` and the gap ``|x - y|`` are both ``<= tol`` or after ``max_steps`` iterations.
+    ``x`` and the gap ``|x - y|`` are both ``<= tol + rtol * max|x|`` or after ``max_steps``
+    iterations. The relative term is the rounding floor of the iteration: once the change is a few
+    ulps of ``x`` it cannot shrink further, and an absolute ``tol`` below that floor (e.g. the
+    float64 default ``1e-12`` under float32) would otherwise run every call to ``max_steps``.
 
     Args:
       z: pytree, the point to evaluate the prox at.
@@ -118,7 +123,9 @@ def prox_dykstra(z, prox_g_fn, project_fn, *, max_steps: int = 100, tol: float =
       project_fn: ``x -> P_C(x)``, the projection onto a closed convex set (applied last, so
         ``x`` is always feasible).
       max_steps: iteration cap (static).
-      tol: stopping tolerance on the max-abs change and gap.
+      tol: absolute stopping tolerance on the max-abs change and gap.
+      rtol: relative stopping tolerance (times ``max|x|``); default ``8 * eps`` of the dtype of
+        ``z``, i.e. a few ulps (negligible against ``tol`` in float64, decisive in float32).
 
     Returns:
       ``(x, y, info)``: ``x`` the last projected iterate (in C), ``y`` the last ``prox_g`` iterate
@@ -140,11 +147,16 @@ def prox_dykstra(z, prox_g_fn, project_fn, *, max_steps: int = 100, tol: float =
         )
         return x_new, p, q, y, k + 1, change
 
-    def cond(carry):
-        *_, k, change = carry
-        return (k < max_steps) & (change > tol)
-
     dtype = jax.tree.leaves(z)[0].dtype
+    if rtol is None:
+        rtol = 8.0 * float(jnp.finfo(dtype).eps)
+
+    def cond(carry):
+        x, *_, k, change = carry
+        scale = otu.tree_max(jax.tree.map(lambda a: jnp.max(jnp.abs(a), initial=0.0), x))
+        return (k < max_steps) & (change > tol + rtol * scale)
+
     init = (z, zeros, zeros, z, jnp.asarray(0, jnp.int32), jnp.asarray(jnp.inf, dtype))
     x, _, _, y, k, change = lax.while_loop(cond, body, init)
-    return x, y, DykstraInfo(k, change, change <= tol)
+    scale = otu.tree_max(jax.tree.map(lambda a: jnp.max(jnp.abs(a), initial=0.0), x))
+    return x, y, DykstraInfo(k, change, change <= tol + rtol * scale)

@@ -58,8 +58,14 @@ import numpy as np
 from jax import lax
 
 from .estimators import NaiveBayes
-from .methods.nb import fit_stats
-from .suffstats import SuffStats, empty_stats, merge
+from .suffstats import (
+    SuffStats,
+    _block_sums,
+    _onehot_layout,
+    _rows_dot,
+    empty_stats,
+    merge,
+)
 
 __all__ = [
     "fit_stats_out_of_core",
@@ -70,6 +76,7 @@ __all__ = [
 ]
 
 _TARGET_CHUNK_BYTES = 32 << 20
+_ALIGN = 4096  # direct I/O: file offsets, lengths and buffer addresses in multiples of this
 _FLAG_CODE, _FLAG_MISSING, _FLAG_INF, _FLAG_LABEL, _FLAG_WEIGHT = 1, 2, 4, 8, 16
 _FLAG_TEXT = {
     _FLAG_CODE: "a discrete column holds a code outside [0, n_states) or a fractional value "
@@ -107,24 +114,89 @@ class _NpyFile:
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         self.row_bytes = int(np.prod(self.shape[1:], dtype=np.int64)) * self.dtype.itemsize
         self.fd = None  # opened on the first read, by the reader thread (nothing to leak before)
+        self._direct_fd = None  # O_DIRECT descriptor (None: not tried yet, False: unavailable)
+        self._slack: dict[int, np.ndarray] = {}  # address of an `alloc` array -> its base buffer
 
     def read_into(self, start, stop, out):
         if self.fd is None:
             self.fd = os.open(self.path, os.O_RDONLY)
             if hasattr(os, "posix_fadvise"):
                 os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
-        view = memoryview(out.reshape(-1).view(np.uint8))[: (stop - start) * self.row_bytes]
-        pos, done = self.offset + start * self.row_bytes, 0
+        nbytes = (stop - start) * self.row_bytes
+        pos = self.offset + start * self.row_bytes
+        if nbytes and self._read_direct(pos, nbytes, out):
+            return
+        view = memoryview(out.reshape(-1).view(np.uint8))[:nbytes]
+        done = 0
         while done < len(view):
             got = os.preadv(self.fd, [view[done:]], pos + done)
             if got <= 0:
                 raise OSError(f"{self.path}: unexpected end of file at byte {pos + done}")
             done += got
+        if hasattr(os, "posix_fadvise") and done:
+            # ask the kernel to fetch the next range now, so the disk keeps streaming while this
+            # chunk waits in the queue or is computed on (sequential readahead alone stops at its
+            # window when the reader thread is blocked on a full queue)
+            os.posix_fadvise(self.fd, pos + done, done, os.POSIX_FADV_WILLNEED)
+
+    # ------------------------------------------------------------------ direct I/O (Linux)
+    def alloc(self, shape, dtype):
+        """An array for `read_into` that allows direct reads: it starts at an address congruent
+        to the file's data offset modulo `_ALIGN` and has `_ALIGN` bytes of slack on both sides
+        (a direct read covers whole aligned blocks, so it may spill a little before and after).
+        Whole-chunk reads whose byte length is a multiple of `_ALIGN` then need no copy at all.
+        """
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        raw = np.empty(nbytes + 3 * _ALIGN, np.uint8)
+        lead = (self.offset - raw.ctypes.data) % _ALIGN + _ALIGN
+        out = raw[lead : lead + nbytes].view(dtype).reshape(shape)
+        self._slack[out.ctypes.data] = raw  # the base buffer and its slack belong to this reader
+        return out
+
+    def _read_direct(self, pos, nbytes, out):
+        """Read [pos, pos + nbytes) into ``out`` with O_DIRECT (DMA into the buffer: no page cache,
+        no copy, a small fraction of the CPU a buffered read costs). False when not possible (not
+        an `alloc` buffer, no O_DIRECT, a file system that refuses it): the caller reads buffered.
+        """
+        raw = self._slack.get(out.ctypes.data)
+        if raw is None or self._direct_fd is False:
+            return False
+        if self._direct_fd is None:
+            try:
+                self._direct_fd = os.open(self.path, os.O_RDONLY | os.O_DIRECT)
+            except (AttributeError, OSError):
+                self._direct_fd = False
+                return False
+        lo = pos - pos % _ALIGN
+        hi = -(-(pos + nbytes) // _ALIGN) * _ALIGN
+        first = out.ctypes.data - (pos - lo) - raw.ctypes.data  # index of byte `lo` in raw
+        if first < 0 or first + (hi - lo) > raw.size or (raw.ctypes.data + first) % _ALIGN:
+            return False
+        view = memoryview(raw)[first : first + (hi - lo)]
+        done = 0
+        try:
+            while lo + done < pos + nbytes:
+                got = os.preadv(self._direct_fd, [view[done:]], lo + done)
+                if got <= 0:
+                    raise OSError(f"{self.path}: unexpected end of file at byte {lo + done}")
+                done += got
+                if done % _ALIGN and lo + done < pos + nbytes:
+                    raise OSError(f"{self.path}: short direct read at byte {lo + done}")
+        except OSError as err:
+            if done == 0 and err.errno is not None:  # e.g. EINVAL: no direct I/O here
+                os.close(self._direct_fd)
+                self._direct_fd = False
+                return False
+            raise
+        return True
 
     def close(self):
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+        if self._direct_fd not in (None, False):
+            os.close(self._direct_fd)
+        self._direct_fd = None
 
 
 class _ArrayRows:
@@ -146,6 +218,9 @@ class _ArrayRows:
         )
         if self._mm is not None:
             self._base_addr = np.frombuffer(self._mm, np.uint8).ctypes.data
+
+    def alloc(self, shape, dtype):
+        return np.empty(shape, dtype)
 
     def read_into(self, start, stop, out):
         out[: stop - start] = self.arr[start:stop]
@@ -192,27 +267,79 @@ class _HostChunk(NamedTuple):
     x: np.ndarray
     y: np.ndarray | None
     w: np.ndarray | None
+    release: Any = None  # returns the chunk's host buffers to their pool once it is finished
 
 
-def _range_chunks(x_rows, y_rows, w_rows, n, chunk_rows, y_map, stop):
+class _BufferPool:
+    """A fixed set of reusable host buffers (x, y, w) for the reader thread.
+
+    Fresh 32 MiB buffers per chunk cost page faults and kernel zeroing on every chunk (a few ms of
+    CPU each, on the core the statistics need); recycled ones are already mapped. A buffer goes
+    back to the pool only after its chunk is finished (`_run` calls ``release`` after ``finish``,
+    which waits for the chunk's results), so the device never reads a buffer being refilled, even
+    when ``jax.device_put`` aliases host memory (CPU backend).
+    """
+
+    def __init__(self, size, readers):
+        self.free: queue.Queue = queue.Queue()
+        for _ in range(size):  # each reader allocates its buffers (aligned for direct reads)
+            self.free.put(
+                tuple(None if rs is None else rs[0].alloc(rs[1], rs[0].dtype) for rs in readers)
+            )
+
+    def get(self, stop):
+        while not stop.is_set():
+            try:
+                return self.free.get(timeout=0.1)
+            except queue.Empty:
+                continue
+        return None
+
+    def releaser(self, bufs):
+        return lambda: self.free.put(bufs)
+
+
+def _range_chunks(x_rows, y_rows, w_rows, n, chunk_rows, y_map, stop, pool_size=0):
     p = x_rows.shape[1]
+    pool = None
+    if pool_size and n > chunk_rows:  # reused buffers (see _BufferPool); one chunk: no gain
+        pool = _BufferPool(
+            pool_size,
+            [
+                (x_rows, (chunk_rows, p)),
+                None if y_rows is None else (y_rows, (chunk_rows,)),
+                None if w_rows is None else (w_rows, (chunk_rows,)),
+            ],
+        )
     for start in range(0, n, chunk_rows):
         if stop.is_set():
             return
         end = min(n, start + chunk_rows)
         m = end - start
-        alloc = np.empty if m == chunk_rows else np.zeros
-        x = alloc((chunk_rows, p), x_rows.dtype)
+        release = None
+        if pool is not None:
+            bufs = pool.get(stop)
+            if bufs is None:
+                return
+            x, y, w = bufs
+            release = pool.releaser(bufs)
+        else:
+            alloc = np.empty if m == chunk_rows else np.zeros
+            x = alloc((chunk_rows, p), x_rows.dtype)
+            y = None if y_rows is None else alloc((chunk_rows,), y_rows.dtype)
+            w = None if w_rows is None else alloc((chunk_rows,), w_rows.dtype)
         x_rows.read_into(start, end, x)
-        y = w = None
         if y_rows is not None:
-            y = alloc((chunk_rows,), y_rows.dtype)
             y_rows.read_into(start, end, y)
-            y = y_map(y, m)
         if w_rows is not None:
-            w = alloc((chunk_rows,), w_rows.dtype)
             w_rows.read_into(start, end, w)
-        yield _HostChunk(start, m, x, y, w)
+        if pool is not None and m < chunk_rows:  # padding rows: finite zeros (weight 0, label 0)
+            for a in (x, y, w):
+                if a is not None:
+                    a[m:] = 0
+        if y is not None:
+            y = y_map(y, m)
+        yield _HostChunk(start, m, x, y, w, release)
 
 
 def _iter_chunks(items, chunk_rows, y_map, stop, x_dtype=None):
@@ -452,11 +579,8 @@ def _status(row_flags):
     return jnp.stack([_or_reduce(row_flags, 0), jnp.argmax(row_flags != 0).astype(jnp.int32)])
 
 
-@partial(jax.jit, static_argnames=("layout", "n_classes", "labels_coded", "block_size"))
-def _chunk_stats(x, y, w, n_valid, *, layout, n_classes, labels_coded, block_size):
-    """Statistics of one chunk (rows >= n_valid are padding) and its validation status."""
-    dtype = _float_dtype()
-    rows = jnp.arange(x.shape[0]) < n_valid
+def _block_sums_checked(x, y, w, rows, shift, layout, n_classes, dtype):
+    """Validate, split and sum one block of raw rows: ((N_j, counts, S0, S1, S2), row flags)."""
     codes, values, row_flags = _split(x, rows, layout, dtype)
     yi = y.astype(jnp.int32)
     bad_y = (yi < 0) | (yi >= n_classes)
@@ -470,17 +594,181 @@ def _chunk_stats(x, y, w, n_valid, *, layout, n_classes, labels_coded, block_siz
         row_flags = row_flags | jnp.where(rows & bad_w, _FLAG_WEIGHT, 0)
         weight = jnp.where(rows & ~bad_w, w, 0.0)
     yi = jnp.where(bad_y, 0, yi)
-    del labels_coded
-    stats = fit_stats(
-        codes,
-        values,
-        yi,
-        weight,
-        n_states=layout.n_states,
-        n_classes=n_classes,
-        block_size=block_size,
+    Yw = jax.nn.one_hot(yi, n_classes, dtype=dtype) * weight[:, None]
+    # With missing="error" a non-finite value fails the chunk anyway (status), so the sums need
+    # no masking: S0 is the class weight of the block (as `jaxnb.suffstats.accumulate` does for
+    # blocked data). With missing="ignore" missing values are masked out of S0, S1, S2.
+    masked = layout.ignore_missing
+    counts, s0, s1, s2 = _block_sums(codes, values, Yw, layout.n_states, shift, masked=masked)
+    nj = Yw.sum(0)
+    if not masked:
+        s0 = jnp.broadcast_to(nj[:, None], s1.shape)
+    return (nj, counts, s0, s1, s2), row_flags
+
+
+_FAST_MAX_STATES = 16
+
+
+def _fast_block_sums(x, y, w, rows, shift, layout, n_classes, dtype):
+    """Sums of one block of raw rows without per-element validation, plus a "suspicious" flag.
+
+    Every product runs on *whole* rows of the block (contiguous, no column gathers, which cost
+    XLA:CPU more than the products): ``[x == k]`` for every state k < max(n_states) and the
+    shifted ``x - s``, ``(x - s)^2`` (shift 0 on discrete columns), each contracted with the
+    (b, c + 1) matrix [one-hot(y) * w, valid-row mask]; the columns that are not needed are
+    dropped from the tiny results. Checks: a fractional, NaN, negative or too large code matches
+    no state, so the unweighted match count of the valid rows is q x (valid rows) exactly when
+    every code is valid; a non-finite continuous value makes the unweighted S1 / S2 non-finite.
+    So ``suspicious`` is False only for a block that passes every check of `_split`; the caller
+    then recomputes the chunk on the exact, flagging path. Labels and weights (1-D) are checked
+    row by row as there.
+    """
+    yi = y.astype(jnp.int32)
+    bad_y = (yi < 0) | (yi >= n_classes)
+    if jnp.issubdtype(y.dtype, jnp.floating):
+        bad_y = bad_y | (yi.astype(y.dtype) != y)
+    weight = rows.astype(dtype)
+    bad = rows & bad_y
+    if w is not None:
+        w = w.astype(dtype)
+        bad_w = ~jnp.isfinite(w) | (w < 0)
+        bad = bad | (rows & bad_w)
+        weight = jnp.where(rows & ~bad_w, w, 0.0)
+    Yw = jax.nn.one_hot(jnp.where(bad_y, 0, yi), n_classes, dtype=dtype) * weight[:, None]
+    L = jnp.concatenate([Yw, rows.astype(dtype)[:, None]], axis=1)  # (b, c + 1)
+    dot = lambda z: _rows_dot(L, z)  # (c + 1, p)
+    disc, cont = np.asarray(layout.discrete, int), np.asarray(layout.continuous, int)
+    nj = Yw.sum(0)
+    suspicious = jnp.any(bad)
+    if len(disc):
+        M = max(layout.n_states)
+        per_k = [dot((x == jnp.asarray(k, x.dtype)).astype(dtype)) for k in range(M)]
+        G = jnp.stack(per_k, 0)[:, :, disc]  # (M, c + 1, q): state-major, as _onehot_layout
+        valid = np.arange(M)[:, None] < np.asarray(layout.n_states)[None, :]  # (M, q)
+        hits = jnp.where(valid, G[:, n_classes], 0.0).sum()
+        suspicious = suspicious | (hits != len(disc) * rows.astype(dtype).sum())
+        counts = G[:, :n_classes].transpose(1, 0, 2).reshape(n_classes, M * len(disc))
+    else:
+        counts = jnp.zeros((n_classes, 0), dtype)
+    if len(cont):
+        sh = jnp.zeros((x.shape[1],), dtype).at[cont].set(shift)
+        xs = x.astype(dtype) - sh[None, :]
+        g1, g2 = dot(xs)[:, cont], dot(xs * xs)[:, cont]
+        suspicious = suspicious | ~jnp.all(jnp.isfinite(g1[n_classes]))
+        suspicious = suspicious | ~jnp.all(jnp.isfinite(g2[n_classes]))
+        s1, s2 = g1[:n_classes], g2[:n_classes]
+    else:
+        s1 = s2 = jnp.zeros((n_classes, 0), dtype)
+    s0 = jnp.broadcast_to(nj[:, None], s1.shape)
+    return (nj, counts, s0, s1, s2), suspicious
+
+
+def _fast_path_ok(layout, block_rows):
+    """The fast path needs the padded (state-major) one-hot layout, few states and exact float32
+    match counts per block."""
+    if layout.ignore_missing or layout.ignore_unseen:
+        return False
+    if layout.discrete:
+        M, _ = _onehot_layout(layout.n_states)
+        if not M or M > _FAST_MAX_STATES:
+            return False
+    return block_rows * max(1, len(layout.discrete)) < 1 << 24
+
+
+@partial(jax.jit, static_argnames=("layout", "n_classes", "labels_coded", "block_size"))
+def _chunk_stats(x, y, w, n_valid, *, layout, n_classes, labels_coded, block_size):
+    """Statistics of one chunk (rows >= n_valid are padding) and its validation status.
+
+    Fast path (``missing="error"``): one pass of `_fast_block_sums` over row blocks of the raw
+    chunk, with the checks folded into the product; only when a block looks suspicious is the chunk
+    recomputed (``lax.cond``) on the exact path below, which names the offending rows.
+    """
+    n_blk = x.shape[0] if block_size is None else min(x.shape[0], int(block_size))
+    if not _fast_path_ok(layout, n_blk):
+        return _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size)
+    dtype = _float_dtype()
+    n = x.shape[0]
+    bs = n if block_size is None or block_size >= n else int(block_size)
+    nb, tail = n // bs, n - (n // bs) * bs
+    head = _take(x[:bs], layout.continuous).astype(dtype)
+    obs = jnp.isfinite(head)
+    shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
+    row_ids = jnp.arange(bs, dtype=jnp.int32)
+
+    def block(start, size):
+        sl = lambda a: None if a is None else lax.dynamic_slice_in_dim(a, start, size, 0)
+        rows = (start + row_ids[:size]) < n_valid
+        return _fast_block_sums(sl(x), sl(y), sl(w), rows, shift, layout, n_classes, dtype)
+
+    def fold(carry, new):
+        return jax.tree.map(jnp.add, carry[0], new[0]), carry[1] | new[1]
+
+    carry = block(jnp.int32(0), bs)
+    if nb > 1:
+        carry = lax.fori_loop(1, nb, lambda i, c: fold(c, block(i * bs, bs)), carry)
+    if tail:
+        carry = fold(carry, block(jnp.int32(nb * bs), tail))
+    sums, suspicious = carry
+    fast = (_finish_sums(sums, shift, layout), jnp.zeros((2,), jnp.int32))
+    return lax.cond(
+        suspicious,
+        lambda: _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size),
+        lambda: fast,
     )
-    return stats, _status(row_flags)
+
+
+def _finish_sums(sums, shift, layout):
+    nj, counts, s0, s1, s2 = sums
+    _, rows = _onehot_layout(layout.n_states)
+    counts = counts.T
+    if counts.shape[0] != len(rows) or np.any(rows != np.arange(len(rows))):
+        counts = counts[rows]
+    safe = jnp.where(s0 > 0, s0, 1.0)
+    d = s1 / safe
+    mean = jnp.where(s0 > 0, shift[None, :] + d, 0.0)
+    m2 = jnp.maximum(jnp.where(s0 > 0, s2 - s1 * d, 0.0), 0.0)
+    return SuffStats(nj, counts, s0, mean, m2, layout.n_states)
+
+
+def _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size):
+    """The exact path: per-row validation flags (`_split`) fused with the sums, block by block.
+
+    Used for ``missing="ignore"`` and to name the offending rows when the fast path finds a
+    suspicious chunk.
+    """
+    dtype = _float_dtype()
+    n = x.shape[0]
+    bs = n if block_size is None or block_size >= n else int(block_size)
+    nb, tail = n // bs, n - (n // bs) * bs
+    head = _take(x[:bs], layout.continuous).astype(dtype)
+    obs = jnp.isfinite(head)
+    shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
+    row_ids = jnp.arange(bs, dtype=jnp.int32)
+
+    def block(start, size):
+        sl = lambda a: None if a is None else lax.dynamic_slice_in_dim(a, start, size, 0)
+        rows = (start + row_ids[:size]) < n_valid
+        sums, flags = _block_sums_checked(
+            sl(x), sl(y), sl(w), rows, shift, layout, n_classes, dtype
+        )
+        first = start + jnp.argmax(flags != 0).astype(jnp.int32)
+        return sums, _or_reduce(flags, 0), first
+
+    def fold(carry, new):
+        sums, flags, first = carry
+        b_sums, b_flags, b_first = new
+        first = jnp.where((flags == 0) & (b_flags != 0), b_first, first)
+        return jax.tree.map(jnp.add, sums, b_sums), flags | b_flags, first
+
+    carry = block(jnp.int32(0), bs)
+    if nb > 1:
+        carry = lax.fori_loop(1, nb, lambda i, c: fold(c, block(i * bs, bs)), carry)
+    if tail:
+        carry = fold(carry, block(jnp.int32(nb * bs), tail))
+    sums, flags, first = carry
+    stats = _finish_sums(sums, shift, layout)
+    status = jnp.stack([flags, jnp.where(flags != 0, first, 0)])
+    return stats, status
 
 
 _merge_jit = jax.jit(merge)
@@ -598,33 +886,53 @@ def _raise_status(status, start, what):
 
 
 # ================================================================================ pipeline
-def _run(prefetch, dispatch, finish, progress, max_inflight=2):
-    """Double-buffered loop: device_put(k + 1) is issued before dispatch(k); wait on k − 1 only."""
+def _run(prefetch, dispatch, finish, progress, max_inflight=2, devices=None):
+    """Double-buffered loop: device_put(k + 1) is issued before dispatch(k); wait on k − 1 only.
+
+    With several ``devices`` chunk k goes to ``devices[k % D]`` (several chunks compute at once,
+    e.g. one per CPU core with ``--xla_force_host_platform_device_count``); ``max_inflight``
+    should then be D + 1.
+    """
+    devices = devices or [None]
+    k = 0
+
+    def put(h):
+        nonlocal k
+        if h is None:
+            return None
+        out = _put(h, devices[k % len(devices)])
+        k += 1
+        return out
+
     try:
         host = prefetch.get()
-        dev = _put(host) if host is not None else None
+        dev = put(host)
         pending = collections.deque()
         while dev is not None:
             cur_host, cur_dev = host, dev
             host = prefetch.get()
-            dev = _put(host) if host is not None else None
+            dev = put(host)
             pending.append((cur_host, dispatch(cur_host, cur_dev)))
             while len(pending) >= max_inflight:
                 h, out = pending.popleft()
                 finish(h, out)
+                if h.release is not None:
+                    h.release()
                 progress.update(h.n_valid)
         while pending:
             h, out = pending.popleft()
             finish(h, out)
+            if h.release is not None:
+                h.release()
             progress.update(h.n_valid)
         progress.update(0, final=True)
     finally:
         prefetch.close()
 
 
-def _put(h: _HostChunk):
+def _put(h: _HostChunk, device=None):
     arrays = (h.x, h.y, h.w)
-    return tuple(None if a is None else jax.device_put(a) for a in arrays)
+    return tuple(None if a is None else jax.device_put(a, device) for a in arrays)
 
 
 class _Source(NamedTuple):
@@ -658,10 +966,12 @@ def _open_source(source, y_source, w_source, y_map, need_y) -> _Source:
                 f"(discrete columns as integer codes)"
             )
 
-        def make_gen(chunk_rows):
+        def make_gen(chunk_rows, pool_size=0):
             def gen(stop):
                 try:
-                    yield from _range_chunks(x_rows, y_rows, w_rows, n, chunk_rows, y_map, stop)
+                    yield from _range_chunks(
+                        x_rows, y_rows, w_rows, n, chunk_rows, y_map, stop, pool_size
+                    )
                 finally:
                     for r in (x_rows, y_rows, w_rows):
                         if r is not None:
@@ -691,7 +1001,8 @@ def _open_source(source, y_source, w_source, y_map, need_y) -> _Source:
                 raise ValueError(f"source chunks have {x.shape[1]} columns, the first had {p}")
             yield x, y, w
 
-    def make_gen(chunk_rows):
+    def make_gen(chunk_rows, pool_size=0):
+        del pool_size  # re-cut chunks are assembled in fresh buffers
         return lambda stop: _iter_chunks(chained(), chunk_rows, y_map, stop, dtype)
 
     return _Source(make_gen, None, p, dtype)
@@ -755,7 +1066,11 @@ def fit_stats_out_of_core(
     c_idx = np.setdiff1d(np.arange(p), d_idx)
     ns = _check_n_states(n_states, len(d_idx))
     chunk_rows = _chunk_rows_for(src, chunk_rows)
-    gen = src.make_gen(chunk_rows)
+    # every local device computes chunks (round robin): on a CPU split into several XLA devices
+    # (one per core) several chunks are summed at once
+    devices = jax.local_devices()
+    inflight = len(devices) + 1 if len(devices) > 1 else 2
+    gen = src.make_gen(chunk_rows, prefetch + 2 + inflight)  # chunks alive at most
     layout = _Layout(
         p,
         tuple(int(i) for i in d_idx),
@@ -792,7 +1107,14 @@ def fit_stats_out_of_core(
         state["acc"] = _merge_host(state["acc"], stats)
 
     prog = _Progress("fit", n, row_bytes, progress, progress_interval)
-    _run(_Prefetcher(gen, prefetch), dispatch, finish, prog)
+    _run(
+        _Prefetcher(gen, prefetch),
+        dispatch,
+        finish,
+        prog,
+        max_inflight=inflight,
+        devices=devices if len(devices) > 1 else None,
+    )
     if state["sample"] is None:
         raise ValueError("source holds no rows")
     stats = jax.tree.map(lambda a: jnp.asarray(a, dtype), state["acc"])
@@ -1001,7 +1323,7 @@ def predict_out_of_core(
         raise ValueError(
             f"source has {p} columns but the model was fitted with {layout.n_features}"
         )
-    gen = src.make_gen(_chunk_rows_for(src, chunk_rows))
+    gen = src.make_gen(_chunk_rows_for(src, chunk_rows), prefetch + 4)
     c = len(estimator.classes_)
     if out is not None and n is not None:
         want = (n,) if method == "predict" else (n, c)

@@ -1,9 +1,9 @@
-r"""Search-based NB estimators: forward stagewise NB (`StagewiseNB`) and selective NB (`SelectiveNB`).
+r"""Search-based NB estimators: forward stagewise NB (`StagewiseNB`), selective NB (`SelectiveNB`).
 
 Thin scikit-learn-style classes over `jaxnb.methods.stagewise` and `jaxnb.methods.selective`: they
-validate hyper-parameters eagerly (NumPy, before any jit), run one jitted search, select a model along
-the path and keep the path in NumPy. Predictor-indexed attributes (``alpha_``, ``support_``, the α /
-mask columns of ``path_``) are in the user's column order.
+validate hyper-parameters eagerly (NumPy, before any jit), run one jitted search, select a model
+along the path and keep the path in NumPy. Predictor-indexed attributes (``alpha_``, ``support_``,
+the α / mask columns of ``path_``) are in the user's column order.
 """
 
 from __future__ import annotations
@@ -197,8 +197,9 @@ class SelectiveNB(_SearchBase):
     r"""Selective naive Bayes by greedy forward, backward or floating search.
 
     Langley & Sage's forward selection (add the best predictor while the criterion strictly
-    improves), backward elimination, and ESANN 2015's floating forward-backward / backward-forward
-    searches; see `jaxnb.methods.selective`.
+    improves), backward elimination, and the floating forward-backward / backward-forward searches
+    (ESANN 2015's alternating phases with ``stopping="improve"``, Pudil's SFFS / SBFS with
+    ``stopping="full"``); see `jaxnb.methods.selective`.
 
     Args:
       discrete, n_states, missing, unseen, alpha, var_smoothing: as in `NaiveBayes`.
@@ -208,8 +209,10 @@ class SelectiveNB(_SearchBase):
         (0, 1) — NB is fitted on the other rows, the search is scored on this stratified fraction,
         and the subset is chosen by ESANN's rule: the smallest subset among those with the lowest
         validation error (§5.2).
-      stopping: "improve" (stop when the best move does not strictly improve) or "full" (one-way
-        searches only: go to the full / empty set and select along the path).
+      stopping: "improve" (stop — floating: switch phase — when the best move does not strictly
+        improve) or "full" (one-way: go to the full / empty set; floating: Pudil's SFFS / SBFS to
+        the full / empty set; then select along the path: the smallest subset with the lowest
+        criterion, or with the lowest validation error when ``validation_fraction`` is set).
       max_features: forward moves stop at this many predictors (None: no limit).
       refit: with a validation split, refit NB on all rows for the chosen subset (default True);
         False keeps the parameters fitted on the training part (ESANN's protocol).
@@ -244,9 +247,6 @@ class SelectiveNB(_SearchBase):
         _check_choice("direction", self.direction, sel.DIRECTIONS)
         _check_choice("criterion", self.criterion, sel.CRITERIA)
         _check_choice("stopping", self.stopping, sel.STOPPING)
-        if self.stopping == "full" and self.direction not in ("forward", "backward"):
-            raise ValueError(f"stopping='full' needs direction 'forward' or 'backward'; got "
-                             f"direction={self.direction!r}")
         if self.validation_fraction is not None:
             _check_real("validation_fraction", self.validation_fraction, 0.0, 1.0, True, True)
         _check_int("max_features", self.max_features, 1, allow_none=True)

@@ -1,33 +1,57 @@
 r"""Selective naive Bayes: greedy wrapper searches over predictor subsets in one ``lax.while_loop``.
 
 Langley & Sage (1994) forward / backward selection as described in Vidaurre, Bielza & Larrañaga
-(2011, §3.1), and the floating forward-backward / backward-forward searches of Rabenoro, Lacaille,
-Cottrell & Rossi (ESANN 2015, §4–5).
+(2011, §3.1), the floating forward-backward / backward-forward searches of Rabenoro, Lacaille,
+Cottrell & Rossi (ESANN 2015, §4–5), and Pudil, Novovičová & Kittler's (1994) sequential floating
+forward / backward selection (SFFS / SBFS), which ESANN cites for its floating searches.
 
-A subset S is a 0/1 mask over predictors; its joint score is ``S_r = bias + Σ_{i∈S} L[r, i, ·]`` with
-L the log-contributions under Ω⁽¹⁾ (`jaxnb.likelihood.log_contributions`). Adding predictor i adds the
-slice ``L[:, i, :]``, removing it subtracts it (ESANN §4.1, O(N J) per candidate), so every candidate
-of a step is one (n, p, c) broadcast ``S[:, None, :] ± L`` (O(N p J) per step).
+A subset S is a 0/1 mask over predictors; its joint score is ``S_r = bias + Σ_{i∈S} L[r, i, ·]``
+with L the log-contributions under Ω⁽¹⁾ (`jaxnb.likelihood.log_contributions`). Adding predictor i
+adds the slice ``L[:, i, :]``, removing it subtracts it (ESANN §4.1, O(N J) per candidate), so
+every candidate of a step is one batched broadcast ``S ± L`` (O(N p J) per step). Inside the loop L
+is laid out (folds, p, classes, rows) so the candidate add and the row reduction fuse into one
+contiguous loop; with two classes the smooth criteria only need the margin ``s_y − s_other``, so
+they use the (folds, p, rows) array of the predictors' signed margin contributions instead.
 
 Criteria (ESANN §4.2): ``"error"`` (classification error, argmax ties to the lowest class index),
-``"error_probability"`` (1/N) Σ_r (1 − P̂_S(y_r | x_r)), ``"log_loss"`` −(1/N) Σ_r log P̂_S(y_r | x_r)
-(the negative log conditional likelihood). The criterion is computed on weighted rows: the training
-rows (weights = sample weights), a validation split (0/1 weights), or K folds at once — L then has a
-leading fold axis (L_k under the parameters fitted without fold k, weights = fold-k indicator) and the
-criterion is the mean over folds of the per-fold criterion (scikit-learn's ``cross_val_score`` mean).
+``"error_probability"`` (1/N) Σ_r (1 − P̂_S(y_r | x_r)), ``"log_loss"``
+−(1/N) Σ_r log P̂_S(y_r | x_r) (the negative log conditional likelihood). The criterion is computed
+on weighted rows: the training rows (weights = sample weights), a validation split (0/1 weights), or
+K folds at once — L then has a leading fold axis (L_k under the parameters fitted without fold k,
+weights = fold-k indicator) and the criterion is the mean over folds of the per-fold criterion
+(scikit-learn's ``cross_val_score`` mean).
 
-Searches (``direction``):
+Searches (``direction``, ``stopping``):
 
-* ``"forward"``: start from the empty set (the prior alone predicts the majority class); at each step
-  add the predictor with the lowest criterion; Langley & Sage stop as soon as the best addition does
-  not *strictly* improve the criterion (``stopping="improve"``). ``stopping="full"`` keeps adding until
-  every predictor (or ``max_features``) is in, recording the whole path for `select_along_path`
-  (ESANN's rule: the smallest subset among those with the lowest validation error).
+* ``"forward"``: start from the empty set (the prior alone predicts the majority class); at each
+  step add the predictor with the lowest criterion; Langley & Sage stop as soon as the best
+  addition does not *strictly* improve the criterion (``stopping="improve"``). ``stopping="full"``
+  keeps adding until every predictor (or ``max_features``) is in, recording the whole path for
+  `select_along_path` (ESANN's rule: the smallest subset among those with the lowest validation
+  error).
 * ``"backward"``: start from all predictors and remove, same stopping rules.
-* ``"forward_backward"`` / ``"backward_forward"`` (ESANN §5.3 "floating"): a forward phase (until no
-  strict improvement) followed by a backward phase from its result, and so on, alternating while a
-  phase makes at least one move. Every accepted move strictly lowers the criterion, so the search
-  cannot cycle; it ends when a phase makes no move.
+* ``"forward_backward"`` / ``"backward_forward"`` with ``stopping="improve"`` (ESANN §5.3 read
+  literally): a forward phase (until no strict improvement) followed by a backward phase from its
+  result, and so on, alternating while a phase makes at least one move. Every accepted move
+  strictly lowers the criterion, so the search cannot cycle; it ends when a phase makes no move.
+  With the 0/1 error on a plateau this stops after very few moves.
+* ``"forward_backward"`` / ``"backward_forward"`` with ``stopping="full"``: Pudil's SFFS / SBFS.
+  SFFS: an *inclusion* step (add the best predictor) is always taken, even when it does not
+  improve; after it, *conditional exclusion* steps remove the best predictor as long as the result
+  is strictly better than the best subset of that smaller size recorded so far (a per-size table of
+  the best criterion of every visited subset); the first exclusion after an inclusion never removes
+  the predictor just added (Pudil's rule; it could only give back the previous subset). The search
+  ends when every predictor is in (or ``max_features``) and no conditional exclusion applies, or at
+  ``max_steps``. SBFS is the mirror image (exclusions always, conditional inclusions, down to the
+  empty set). Every conditional move strictly lowers one entry of the per-size table, so the search
+  cannot cycle. For the smooth criteria a conditional move must beat the recorded value by more
+  than ``eps^(3/4) · max(1, |value|)`` (eps of L's dtype; ≈ 2e-12 in float64): the same subset
+  reached along two paths has scores that differ in the last bits, and this guard keeps round-off
+  from passing for an improvement. The 0/1 error is compared exactly. The path records every
+  accepted move (inclusions and exclusions), so ESANN's rule picks among all visited subsets.
+
+``initial_mask`` starts any search from a given subset instead of the empty / full set (a floating
+search never makes a conditional move into a subset size it has not visited).
 
 Ties between candidates: the first predictor index with the lowest criterion value wins.
 """
@@ -42,7 +66,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ..params import NBParams
-from .stagewise import _contributions, _gather, criterion_from_scores
+from .stagewise import _candidate_criterion, _contributions, _gather
 
 __all__ = [
     "DIRECTIONS",
@@ -70,7 +94,9 @@ class SelectivePath(eqx.Module):
       n_evaluations: (m+1,) cumulative number of candidate subsets evaluated.
       n_steps: number of accepted moves.
       total_evaluations: candidate subsets evaluated, including the final non-improving steps.
-      n_phases: number of phases started (floating searches alternate phases).
+      n_phases: number of phases started: 1 for one-way searches; the alternating phases of the
+        ``"improve"`` floating searches; for SFFS / SBFS (``"full"`` floating), 1 + the number of
+        conditional phases that made at least one move.
       converged: False when ``max_steps`` or ``max_loops`` cut the search short.
     """
 
@@ -88,7 +114,8 @@ class SelectivePath(eqx.Module):
 
 
 def default_max_steps(n_predictors: int, direction: str) -> int:
-    """Path length bound: p for one-way searches, 4p for floating ones (documented heuristic)."""
+    """Path length bound: p for one-way searches, 4p for floating ones (documented heuristic; an
+    SFFS / SBFS run to the full / empty set makes p + 2 × (conditional moves) moves)."""
     return int(n_predictors) if direction in ("forward", "backward") else 4 * int(n_predictors)
 
 
@@ -98,6 +125,63 @@ def mle_contributions(omega1: NBParams, codes, values):
     g = _gather(omega1, omega1, codes, values)
     p = g.flat.shape[1] + g.x.shape[1]
     return _contributions(g, jnp.ones((p,), g.mu1.dtype))
+
+
+def _round_off_guard(dtype, criterion):
+    """Margin a conditional floating move must beat the recorded value by (see module docstring)."""
+    if criterion == "error":
+        return 0.0
+    return float(jnp.finfo(dtype).eps) ** 0.75
+
+
+def _smooth_per_row(t, criterion):
+    """Per-row smooth criterion from the two-class margin t = s_y − s_other."""
+    if criterion == "error_probability":
+        return 1.0 / (1.0 + jnp.exp(t))  # 1 − σ(t)
+    return jnp.logaddexp(jnp.zeros_like(t), -t)  # −log σ(t)
+
+
+class _Scorer:
+    """Criteria of the current subset and of all its one-predictor neighbours (trace-time helper).
+
+    Lt: (K, p, c, n) contributions laid out class-major, rows last; y: (n,); weight: (K, n).
+    """
+
+    def __init__(self, Lt, y, weight, criterion):
+        K, p, c, n = Lt.shape
+        self.Lt, self.y, self.weight, self.criterion = Lt, y, weight, criterion
+        self.onehot = y[None, :] == jnp.arange(c, dtype=y.dtype)[:, None]  # (c, n)
+        self.wsum = weight.sum(-1)  # (K,)
+        # Two classes and a smooth criterion: only the margin s_y − s_other matters.
+        self.margin = c == 2 and criterion != "error"
+        if self.margin:
+            self.ysign = jnp.where(y == 1, 1.0, -1.0).astype(Lt.dtype)  # (n,)
+            self.Lm = self.ysign[None, None, :] * (Lt[:, :, 1, :] - Lt[:, :, 0, :])  # (K, p, n)
+
+    def _rows(self, cand, name):
+        """cand: (K, q, c, n) candidate scores -> (q,) criterion, mean over folds."""
+        f = lambda s, w, ws: _candidate_criterion(s, self.y, self.onehot, w, ws, name)
+        return jax.vmap(f)(cand, self.weight, self.wsum).mean(0)
+
+    def _margin_crit(self, t):
+        """t: (K, q, n) margins -> (q,)."""
+        per = _smooth_per_row(t, self.criterion)
+        return ((per * self.weight[:, None, :]).sum(-1) / self.wsum[:, None]).mean(0)
+
+    def current(self, S, name):
+        """Criterion ``name`` of the subset with scores S (K, c, n), a scalar."""
+        if name != "error" and self.margin:
+            T = self.ysign[None, :] * (S[:, 1, :] - S[:, 0, :])
+            return self._margin_crit(T[:, None, :])[0]
+        return self._rows(S[:, None], name)[0]
+
+    def candidates(self, S, sign):
+        """Criterion of every toggle i (sign[i] = +1 adds, −1 removes), shape (p,)."""
+        if self.margin:
+            T = self.ysign[None, :] * (S[:, 1, :] - S[:, 0, :])  # (K, n)
+            return self._margin_crit(T[:, None, :] + sign[None, :, None] * self.Lm)
+        cand = S[:, None] + sign[None, :, None, None] * self.Lt  # (K, p, c, n)
+        return self._rows(cand, self.criterion)
 
 
 @partial(jax.jit, static_argnames=("direction", "criterion", "stopping", "max_steps"))
@@ -112,6 +196,7 @@ def selective_path(
     stopping="improve",
     max_steps=None,
     max_features=None,
+    initial_mask=None,
 ) -> SelectivePath:
     r"""Greedy selective-NB search over subsets (forward, backward or floating).
 
@@ -122,10 +207,13 @@ def selective_path(
       weight: (n,) or (K, n) weights of the rows that score a subset (None: all ones).
       direction: "forward", "backward", "forward_backward" or "backward_forward" (static).
       criterion: "error", "error_probability" or "log_loss" (static).
-      stopping: "improve" (stop a phase when the best move does not strictly improve) or "full"
-        (one-way searches only: move until the set is full / empty or ``max_features``) (static).
+      stopping: "improve" (stop — or, floating, switch phase — when the best move does not strictly
+        improve) or "full" (one-way: move until the set is full / empty or ``max_features``;
+        floating: Pudil's SFFS / SBFS, see the module docstring) (static).
       max_steps: number of recorded moves (static; default `default_max_steps`).
       max_features: forward moves stop once the subset has this many predictors (traced int).
+      initial_mask: (p,) bool starting subset (traced; None: empty for the forward directions,
+        full for the backward ones).
 
     Returns:
       `SelectivePath`.
@@ -136,8 +224,6 @@ def selective_path(
         raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
     if stopping not in STOPPING:
         raise ValueError(f"stopping must be one of {STOPPING}; got {stopping!r}")
-    if stopping == "full" and direction not in ("forward", "backward"):
-        raise ValueError("stopping='full' needs a one-way direction ('forward' or 'backward')")
     if L.ndim == 3:
         L = L[None]
     K, n, p, c = L.shape
@@ -151,109 +237,132 @@ def selective_path(
     cap = jnp.asarray(p if max_features is None else max_features, jnp.int32)
     start_full = direction in ("backward", "backward_forward")
     floating = direction in ("forward_backward", "backward_forward")
+    pudil = floating and stopping == "full"
+    guard = _round_off_guard(dtype, criterion)
 
-    def fold_crit(S, name):  # S: (K, ..., n, c) -> mean over folds
-        per = jax.vmap(lambda s, w: criterion_from_scores(s, y, w, name))(S, weight)
-        return per.mean(0)
-
-    mask0 = jnp.full((p,), start_full)
-    S0 = bias[:, None, :] + jnp.einsum("knpc,p->knc", L, mask0.astype(dtype))
-    c0, e0 = fold_crit(S0, criterion), fold_crit(S0, "error")
+    if initial_mask is None:
+        mask0 = jnp.full((p,), start_full)
+    else:
+        mask0 = jnp.broadcast_to(jnp.asarray(initial_mask).astype(bool), (p,))
+    S0 = bias[:, None, :] + jnp.einsum("knpc,p->knc", L, mask0.astype(dtype))  # (K, n, c)
+    S0 = jnp.swapaxes(S0, 1, 2)  # (K, c, n)
+    Lt = jnp.transpose(L, (0, 2, 3, 1))  # (K, p, c, n)
+    scorer = _Scorer(Lt, y, weight, criterion)
+    c0, e0 = scorer.current(S0, criterion), scorer.current(S0, "error")
+    size0 = mask0.sum().astype(jnp.int32)
     m = max_steps + 1
     path = dict(
         mask=jnp.zeros((m, p), bool).at[0].set(mask0),
         criterion=jnp.zeros((m,), dtype).at[0].set(c0),
         error=jnp.zeros((m,), dtype).at[0].set(e0),
-        size=jnp.zeros((m,), jnp.int32).at[0].set(mask0.sum().astype(jnp.int32)),
+        size=jnp.zeros((m,), jnp.int32).at[0].set(size0),
         toggled=jnp.full((m,), -1, jnp.int32),
         added=jnp.zeros((m,), bool),
         n_evaluations=jnp.zeros((m,), jnp.int32),
     )
-    forward0 = jnp.asarray(not start_full)
-    # carry: mask, S, current criterion, forward phase?, moves in phase, moves, loops, evals,
-    #        phases, done, path
-    init = (
-        mask0,
-        S0,
-        c0,
-        forward0,
-        jnp.int32(0),
-        jnp.int32(0),
-        jnp.int32(0),
-        jnp.int32(0),
-        jnp.int32(1),
-        jnp.asarray(False),
-        path,
+    zero = jnp.int32(0)
+    init = dict(
+        mask=mask0,
+        S=S0,
+        cur=c0,
+        fwd=jnp.asarray(not start_full),  # direction of the next move
+        cond=jnp.asarray(False),  # SFFS / SBFS: in a conditional phase
+        shield=jnp.int32(-1),  # SFFS / SBFS: predictor the next conditional move may not toggle
+        in_phase=zero,
+        moves=zero,
+        loops=zero,
+        n_eval=zero,
+        phases=jnp.int32(1),
+        done=jnp.asarray(False),
+        best=jnp.full((p + 1,), jnp.inf, dtype).at[size0].set(c0),  # per-size best (SFFS / SBFS)
+        path=path,
     )
+    idx = jnp.arange(p, dtype=jnp.int32)
 
-    def cond(carry):
-        *_, moves, loops, _, _, done, _ = carry
-        return (~done) & (moves < max_steps) & (loops < max_loops)
+    def can_move(mask, fwd):
+        return jnp.where(fwd, ~mask & (mask.sum() < cap), mask)
 
-    def body(carry):
-        mask, S, cur, fwd, in_phase, moves, loops, n_eval, phases, done, path = carry
-        valid = jnp.where(fwd, ~mask & (mask.sum() < cap), mask)
+    def cond_fn(s):
+        return (~s["done"]) & (s["moves"] < max_steps) & (s["loops"] < max_loops)
+
+    def body(s):
+        mask, S, fwd, cond = s["mask"], s["S"], s["fwd"], s["cond"]
+        valid = can_move(mask, fwd)
+        if pudil:
+            valid = valid & ~(cond & (idx == s["shield"]))
         sign = jnp.where(mask, -1.0, 1.0).astype(dtype)
-        cand = S[:, :, None, :] + sign[None, None, :, None] * L  # (K, n, p, c)
-        C = fold_crit(jnp.moveaxis(cand, 2, 1), criterion)  # (p,)
-        C = jnp.where(valid, C, jnp.inf)
+        C = jnp.where(valid, scorer.candidates(S, sign), jnp.inf)
         j = jnp.argmin(C).astype(jnp.int32)
-        best = C[j]
+        val = C[j]
         any_valid = valid.any()
-        better = best < cur if stopping == "improve" else jnp.asarray(True)
+        size = mask.sum().astype(jnp.int32)
+        new_size = jnp.clip(size + jnp.where(fwd, 1, -1), 0, p)
+        if stopping == "improve":
+            better = val < s["cur"]
+        elif not pudil:
+            better = jnp.asarray(True)
+        else:  # main steps always move; conditional ones must beat the per-size record
+            ref = s["best"][new_size]
+            beats = jnp.isfinite(ref) & (val < ref - guard * jnp.maximum(1.0, jnp.abs(ref)))
+            better = ~cond | beats
         accept = any_valid & better
-        n_eval = n_eval + valid.sum().astype(jnp.int32)
-        loops = loops + 1
+        n_eval = s["n_eval"] + valid.sum().astype(jnp.int32)
 
-        def do_move(_):
-            new_mask = mask.at[j].set(~mask[j])
-            new_S = S + sign[j] * L[:, :, j, :]
-            mv = moves + 1
-            new_path = dict(
-                mask=path["mask"].at[mv].set(new_mask),
-                criterion=path["criterion"].at[mv].set(best),
-                error=path["error"].at[mv].set(fold_crit(new_S, "error")),
-                size=path["size"].at[mv].set(new_mask.sum().astype(jnp.int32)),
-                toggled=path["toggled"].at[mv].set(j),
-                added=path["added"].at[mv].set(~mask[j]),
-                n_evaluations=path["n_evaluations"].at[mv].set(n_eval),
+        # accepted move
+        new_mask = mask.at[j].set(~mask[j])
+        new_S = S + sign[j] * Lt[:, j]
+        mv = s["moves"] + 1
+        row = jnp.minimum(mv, m - 1)
+        upd = lambda a, v: a.at[row].set(jnp.where(accept, v, a[row]))
+        P = s["path"]
+        new_path = dict(
+            mask=upd(P["mask"], new_mask),
+            criterion=upd(P["criterion"], val),
+            error=upd(P["error"], scorer.current(new_S, "error")),
+            size=upd(P["size"], new_size),
+            toggled=upd(P["toggled"], j),
+            added=upd(P["added"], ~mask[j]),
+            n_evaluations=upd(P["n_evaluations"], n_eval),
+        )
+        out = dict(s)
+        out.update(
+            mask=jnp.where(accept, new_mask, mask),
+            S=jnp.where(accept, new_S, S),
+            cur=jnp.where(accept, val, s["cur"]),
+            moves=jnp.where(accept, mv, s["moves"]),
+            loops=s["loops"] + 1,
+            n_eval=n_eval,
+            best=s["best"].at[new_size].min(jnp.where(accept, val, jnp.inf)),
+            path=new_path,
+        )
+        if pudil:
+            # main move -> conditional phase (the new predictor shielded); conditional move -> stay;
+            # rejected conditional move -> back to the main direction; no main move -> done.
+            out.update(
+                fwd=jnp.where(accept != cond, ~fwd, fwd),
+                cond=accept,
+                shield=jnp.where(accept & ~cond, j, -1),
+                in_phase=jnp.where(accept & cond, s["in_phase"] + 1, zero),
+                phases=s["phases"] + (accept & cond & (s["in_phase"] == 0)).astype(jnp.int32),
+                done=~accept & ~cond,
             )
-            return (
-                new_mask,
-                new_S,
-                best,
-                fwd,
-                in_phase + 1,
-                mv,
-                loops,
-                n_eval,
-                phases,
-                jnp.asarray(False),
-                new_path,
-            )
-
-        def end_phase(_):
+        else:
             # A floating search switches direction after a phase that moved; otherwise it ends.
-            switch = jnp.asarray(floating) & (in_phase > 0)
-            return (
-                mask,
-                S,
-                cur,
-                jnp.where(switch, ~fwd, fwd),
-                jnp.int32(0),
-                moves,
-                loops,
-                n_eval,
-                phases + switch.astype(jnp.int32),
-                ~switch,
-                path,
+            switch = jnp.asarray(floating) & (s["in_phase"] > 0)
+            out.update(
+                fwd=jnp.where(accept | ~switch, fwd, ~fwd),
+                in_phase=jnp.where(accept, s["in_phase"] + 1, zero),
+                phases=s["phases"] + (~accept & switch).astype(jnp.int32),
+                done=~accept & ~switch,
             )
+        return out
 
-        return lax.cond(accept, do_move, end_phase, None)
-
-    out = lax.while_loop(cond, body, init)
-    mask_f, _, _, fwd_f, _, moves, _, n_eval_f, phases, done, path = out
-    exhausted = ~jnp.where(fwd_f, ~mask_f & (mask_f.sum() < cap), mask_f).any()
+    f = lax.while_loop(cond_fn, body, init)
+    moves = f["moves"]
+    exhausted = ~can_move(f["mask"], f["fwd"]).any()
+    if pudil:  # complete when the main direction has no move left and no conditional step is due
+        exhausted = exhausted & ~f["cond"]
+    path = f["path"]
     rows = jnp.arange(m)
     after = rows > moves
 
@@ -265,5 +374,5 @@ def selective_path(
     res["toggled"] = jnp.where(after, -1, path["toggled"])
     res["added"] = jnp.where(after, False, path["added"])
     # A search that ran out of candidates is complete even when the move budget ended the loop.
-    return SelectivePath(n_steps=moves, total_evaluations=n_eval_f, n_phases=phases,
-                         converged=done | exhausted, **res)
+    return SelectivePath(n_steps=moves, total_evaluations=f["n_eval"], n_phases=f["phases"],
+                         converged=f["done"] | exhausted, **res)

@@ -66,7 +66,15 @@ import optax
 from jax import lax
 
 from ..estimators import BaseNB
-from .summaries import CPiD, GaussianSummary, GKClass, update_cpid, update_gaussian, update_gkclass
+from .summaries import (
+    CPiD,
+    GaussianSummary,
+    GKClass,
+    _count_below,
+    update_cpid,
+    update_gaussian,
+    update_gkclass,
+)
 
 __all__ = [
     "OnlineConfig",
@@ -121,6 +129,9 @@ class OnlineConfig(eqx.Module):
     smoothing: float = eqx.field(static=True, default=1.0)
     prior_smoothing: float = eqx.field(static=True, default=1.0)
     warmup: int = eqx.field(static=True, default=10)
+    # plain SGD rate when `optimizer` is `optax.sgd(sgd_rate)` (stateless): enables the fused
+    # row-by-row path (same arithmetic, no optax tree per step); None: generic optax steps
+    sgd_rate: float | None = eqx.field(static=True, default=None)
 
 
 def class_counts(summary) -> jax.Array:
@@ -171,7 +182,7 @@ def _second_level_log_prob(summary, cuts2, values, smoothing):
     inter = jnp.diff(full, axis=1)  # (p, s + 1, c)
     n_int = 1 + jnp.sum(jnp.isfinite(cuts2), axis=1)  # (p,)
     denom = cum[:, -1] + smoothing * n_int[:, None].astype(values.dtype)  # (p, c)
-    code = jnp.sum(cuts2[None] < values[:, :, None], axis=-1)  # (n, p)
+    code = _count_below(cuts2, values)  # (n, p)
     picked = jnp.take_along_axis(inter[None], code[:, :, None, None], axis=2)[:, :, 0, :]
     out = jnp.log(picked + smoothing) - jnp.log(denom)[None]
     return jnp.where(jnp.isnan(values)[:, :, None], 0.0, out)
@@ -193,7 +204,8 @@ def log_contributions(summary, cuts, values, *, var_smoothing=1e-9, smoothing=1.
 
 def _scores(state: OnlineState, L, cfg: OnlineConfig):
     lp = log_prior(state.summary, cfg.prior_smoothing)
-    return (lp + state.bias)[None, :] + jnp.einsum("rik,ik->rk", L, state.weight)
+    # multiply-and-sum, not einsum: XLA's CPU dot would transpose L (fused with its logs) first
+    return (lp + state.bias)[None, :] + (L * state.weight[None]).sum(axis=1)
 
 
 @partial(jax.jit, static_argnames=("var_smoothing", "smoothing", "prior_smoothing"))
@@ -289,6 +301,14 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
         lp = log_prior(grad_state.summary, cfg.prior_smoothing)
         bs = cfg.batch_size
         nb = xb.shape[0] // bs
+        if bs == 1:  # row by row: the fused step (see `_sgd_rows`)
+            go = active & valid
+            lpb = jnp.broadcast_to(lp, (xb.shape[0],) + lp.shape)
+            weight, bias, opt_state, n_steps, _ = _sgd_rows(
+                cfg, state.weight, state.bias, state.opt_state, state.n_steps, L, lpb, go, yb,
+                pc=True)
+            state = OnlineState(state.summary, state.cuts, weight, bias, opt_state, n_steps)
+            return state, out
 
         def sgd(carry, mb):
             weight, bias, opt_state, n_steps = carry
@@ -313,6 +333,240 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
     return state, out
 
 
+# --------------------------------------------------------------------------------------------------
+# Fused row-by-row path (batch size 1).
+#
+# Why: a scan step of `_block_step` with one row runs ~40 small XLA kernels (two pooled-variance
+# evaluations, log-prior and class-count reductions, an optax tree update, masks per leaf), and on
+# CPU their dispatch (~0.1 us each), not the ~2k flops of arithmetic, bounds the speed. So:
+#  * Gaussian summaries with `summary_chunk = 1`: the summaries after each of R rows
+#    (`_welford_rows`: Welford on G groups of rows at once, then Chan merges), their
+#    log-densities L0 (before the row, for the test) and L (after it, for the gradient), the log
+#    priors and the warm-up masks are computed for a block of rows at once (vectorized);
+#  * only the weight recursion stays sequential (`_sgd_rows`): with plain SGD its step is one
+#    reduction (H0 and H together), a softmax over the c classes unrolled, and one elementwise
+#    update of a single `(c, p + 1)` carry [w^T | b], unrolled `_UNROLL` times; the test scores
+#    H0 are scan outputs and the argmax, the step count and the masks are done outside the loop.
+# Same model and order of operations as `_block_step`; results agree up to float rounding (the
+# tests compare with a float64 NumPy loop). XLA's CPU code for fused concatenations is not
+# vectorized, so large arrays are kept apart (no stacking in the vectorized part).
+# --------------------------------------------------------------------------------------------------
+_ROW_BLOCK = 256  # rows per vectorized block of the Gaussian row-by-row path
+_WELFORD_GROUPS = 16  # groups of rows updated at once by `_welford_rows`
+_UNROLL = 8  # unrolled row steps per loop iteration (fewer loop-control kernels per row)
+
+
+def _softmax_small(H):
+    """Softmax over a short last axis, unrolled (no reduction kernels inside a scan step)."""
+    c = H.shape[-1]
+    m = H[..., 0]
+    for k in range(1, c):
+        m = jnp.maximum(m, H[..., k])
+    e = jnp.exp(H - m[..., None])
+    tot = e[..., 0]
+    for k in range(1, c):
+        tot = tot + e[..., k]
+    return e / tot[..., None]
+
+
+def _sgd_rows(cfg: OnlineConfig, weight, bias, opt_state, n_steps, L, lp, go, y, L0=None,
+              lp0=None, pc=False):
+    r"""Row-by-row SGD (batch 1), in order, over R rows.
+
+    `L` `(R, c, p)` log-densities for the gradient (class-major: p is the fast axis), `lp`
+    `(R, c)` log priors, `go` `(R,)` step mask, `y` `(R,)`. With `L0`, `lp0` (the state before
+    each row) every row is also scored with the weights before its own step and H0 `(R, c)` is
+    returned (else None). `pc=True`: `L` is `(R, p, c)` (no test). Returns (weight, bias,
+    opt_state, n_steps, H0)."""
+    if pc and cfg.sgd_rate is None:
+        L = jnp.swapaxes(L, 1, 2)
+        L0 = None if L0 is None else jnp.swapaxes(L0, 1, 2)
+        pc = False
+    R, c, p = (L.shape[0], L.shape[2], L.shape[1]) if pc else L.shape
+    dtype = L.dtype
+    T = jax.nn.one_hot(y, c, dtype=dtype)
+    test = L0 is not None
+    if pc:  # plain SGD on (R, p, c) log-densities: carry [w; b] `(p + 1, c)`, no transposes
+        assert not test
+        V = jnp.concatenate([lp, T, go.astype(dtype)[:, None]], axis=1)
+        ones = jnp.ones((1, c), dtype)
+
+        def step_pc(W, row):
+            lt, v = row
+            h = v[:c] + W[p] + (W[:p] * lt).sum(axis=0)
+            dH = jnp.where(v[-1] > 0, _softmax_small(h) - v[c:2 * c], 0.0)
+            return W - cfg.sgd_rate * (jnp.concatenate([lt, ones], axis=0) * dH[None, :]), None
+
+        W, _ = lax.scan(step_pc, jnp.concatenate([weight, bias[None, :]], axis=0), (L, V),
+                        unroll=_UNROLL)
+        return W[:p], W[p], opt_state, n_steps + go.sum().astype(n_steps.dtype), None
+    if cfg.sgd_rate is None:  # any optax optimizer: its update per row
+        def step(carry, row):
+            w, b, opt, ns = carry
+            if test:
+                Lr, lpr, Tr, gr, L0r, lp0r = row
+                h0 = lp0r + b + (w.T * L0r).sum(axis=1)
+            else:
+                Lr, lpr, Tr, gr = row
+                h0 = None
+            dH = jnp.where(gr, _softmax_small(lpr + b + (w.T * Lr).sum(axis=1)) - Tr, 0.0)
+            updates, new_opt = cfg.optimizer.update((dH[None, :] * Lr.T, dH), opt, (w, b))
+            new_w, new_b = optax.apply_updates((w, b), updates)
+            pick = lambda u, v: jax.tree.map(lambda a, d: jnp.where(gr, a, d), u, v)
+            return (pick(new_w, w), pick(new_b, b), pick(new_opt, opt),
+                    ns + gr.astype(ns.dtype)), h0
+
+        rows = (L, lp, T, go) + ((L0, lp0) if test else ())
+        (weight, bias, opt_state, n_steps), H0 = lax.scan(
+            step, (weight, bias, opt_state, n_steps), rows)
+        return weight, bias, opt_state, n_steps, H0
+
+    rate = cfg.sgd_rate
+    # per-row scalars in one array: [lp0 (test only), lp, T, go]; L0 and L are fed as they are (a
+    # concatenation with a column of ones for the bias would cost XLA's CPU vectorization)
+    V = jnp.concatenate(([lp0] if test else []) + [lp, T, go.astype(dtype)[:, None]], axis=1)
+    k = 2 * c if test else c
+
+    ones = jnp.ones((c, 1), dtype)
+
+    def step(W, row):  # W (c, p + 1) = [w^T | b]: one carry, one update kernel
+        if test:
+            lt, l0t, v = row
+            wl = W[:, :p]
+            prod = jnp.concatenate([wl * l0t, wl * lt], axis=0)  # (2c, p): one reduction for both
+            bb = jnp.concatenate([W[:, p], W[:, p]])
+        else:
+            lt, v = row
+            prod, bb = W[:, :p] * lt, W[:, p]
+        s = v[:k] + bb + prod.sum(axis=1)  # [H0, H] or H
+        dH = jnp.where(v[-1] > 0, _softmax_small(s[k - c:]) - v[k:k + c], 0.0)
+        W = W - rate * (dH[:, None] * jnp.concatenate([lt, ones], axis=1))
+        return W, (s[:c] if test else None)
+
+    rows = (L, L0, V) if test else (L, V)
+    W, H0 = lax.scan(step, jnp.concatenate([weight.T, bias[:, None]], axis=1), rows,
+                     unroll=_UNROLL)
+    return W[:, :p].T, W[:, p], opt_state, n_steps + go.sum().astype(n_steps.dtype), H0
+
+
+def _chan_merge(a, b):
+    """Chan, Golub & LeVeque (1979) merge of (count, mean, m2) states (as `merge_gaussian`; b may
+    be empty)."""
+    na, ma, sa = a
+    nb, mb, sb = b
+    n = na + nb
+    pos = n > 0
+    safe = jnp.where(pos, n, 1)
+    d = mb - ma
+    mean = jnp.where(pos, ma + d * (nb / safe), 0.0)
+    m2 = jnp.where(pos, sa + sb + d * d * (na * nb / safe), 0.0)
+    return n, mean, m2
+
+
+def _welford_rows(s: GaussianSummary, xb, yb, valid):
+    """The summaries after every row of a block: count, mean, m2 `(R + 1, c, p)` (index 0: the
+    block start), as Welford row by row would give them (up to rounding).
+
+    The block is cut into G groups of m rows; Welford's update (`_welford`) runs on the G groups
+    at once from empty states (a loop of m steps instead of R), then each group's start state is
+    chained by Chan's merge (a loop of G steps) and merged into its rows' states (vectorized).
+    Arrays are kept apart and assembled by in-place updates: XLA's CPU code for fused
+    concatenations is not vectorized."""
+    R, p = xb.shape
+    c = s.count.shape[0]
+    G = math.gcd(R, _WELFORD_GROUPS)
+    m = R // G
+    T = jax.nn.one_hot(yb, c, dtype=xb.dtype) * valid[:, None].astype(xb.dtype)
+    xs = jnp.swapaxes(xb.reshape(G, m, p), 0, 1)  # (m, G, p)
+    ts = jnp.swapaxes(T.reshape(G, m, c), 0, 1)  # (m, G, c)
+
+    def step(cur, row):  # cur: (count, mean, m2), each (G, c, p)
+        x, t = row
+        present = ~jnp.isnan(x)
+        wk = t[:, :, None] * present[:, None, :]  # (G, c, p)
+        xv = jnp.where(present, x, 0.0)[:, None, :]
+        count = cur[0] + wk
+        delta = xv - cur[1]
+        mean = cur[1] + jnp.where(count > 0, wk / jnp.where(count > 0, count, 1), 0.0) * delta
+        m2 = cur[2] + wk * delta * (xv - mean)
+        return (count, mean, m2), (count, mean, m2)
+
+    zero = jnp.zeros((G, c, p), xb.dtype)
+    _, local = lax.scan(step, (zero, zero, zero), (xs, ts))  # each (m, G, c, p)
+    start = (s.count, s.mean, s.m2)
+    # a loop, not unrolled code: XLA would fuse the chain into its consumer and recompute it
+    _, starts = lax.scan(lambda a, b: (_chan_merge(a, b), a), start,
+                         tuple(q[-1] for q in local))  # each (G, c, p)
+    states = _chan_merge(tuple(q[None] for q in starts), local)  # each (m, G, c, p)
+    out = []
+    for q0, q in zip(start, states, strict=True):
+        buf = jnp.zeros((R + 1, c, p), xb.dtype).at[0].set(q0)
+        out.append(lax.dynamic_update_slice_in_dim(
+            buf, jnp.swapaxes(q, 0, 1).reshape(R, c, p), 1, axis=0))
+    return tuple(out)
+
+
+def _class_sum(a):
+    """Sum over the class axis -2 (kept), unrolled: c is small and p the fast axis."""
+    t = a[..., 0:1, :]
+    for k in range(1, a.shape[-2]):
+        t = t + a[..., k:k + 1, :]
+    return t
+
+
+def _gaussian_params(count, mean, m2, var_smoothing):
+    """Effective mean, variance and log-variance `(..., c, p)` of `_gaussian_log_prob`."""
+    tot = _class_sum(count)
+    safe_tot = jnp.where(tot > 0, tot, 1)
+    pmean = _class_sum(count * mean) / safe_tot
+    pvar = (_class_sum(m2) + _class_sum(count * (mean - pmean) ** 2)) / safe_tot
+    has = count > 0
+    var = jnp.where(has, m2 / jnp.where(has, count, 1), pvar)
+    mu = jnp.where(has, mean, pmean)
+    var = jnp.maximum(var + var_smoothing * pvar, 1e-12)
+    return mu, var, jnp.log(var)
+
+
+def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
+    """`_block_step` for R consecutive one-row blocks on Gaussian summaries (batch size 1)."""
+    xb, yb, valid = block  # (R, p), (R,), (R,)
+    R = xb.shape[0]
+    count, mean, m2 = _welford_rows(state.summary, xb, yb, valid)
+    mu, var, logvar = _gaussian_params(count, mean, m2, cfg.var_smoothing)
+    const, scale = -0.5 * (_LOG_2PI + logvar), 0.5 / var
+    nk = count.max(axis=2)  # (R + 1, c): class_counts of every state
+    a = cfg.prior_smoothing
+    lps = jnp.log(nk + a) - jnp.log(nk.sum(axis=1, keepdims=True) + a * nk.shape[1])
+    x = xb[:, None, :]
+    miss = jnp.isnan(x)
+
+    def dens(sl):
+        out = const[sl] - (x - mu[sl]) ** 2 * scale[sl]
+        return jnp.where(miss, 0.0, out)
+
+    before, after = slice(0, R), slice(1, R + 1)
+    L0 = dens(before) if test or cfg.order == "weights_first" else None
+    summary = GaussianSummary(count[-1], mean[-1], m2[-1])
+    weight, bias, opt_state, n_steps = state.weight, state.bias, state.opt_state, state.n_steps
+    H0 = None
+    if cfg.learn:
+        at = after if cfg.order == "summary_first" else before
+        L = dens(after) if cfg.order == "summary_first" else L0
+        go = jnp.all(nk[at] >= cfg.warmup, axis=1) & valid
+        weight, bias, opt_state, n_steps, H0 = _sgd_rows(
+            cfg, weight, bias, opt_state, n_steps, L, lps[at], go, yb,
+            L0 if test else None, lps[before] if test else None)
+    elif test:
+        H0 = lps[before] + bias[None, :] + jnp.einsum("rki,ik->rk", L0, weight)
+    out = (jnp.argmax(H0, axis=-1) == yb) if test else None
+    return OnlineState(summary, state.cuts, weight, bias, opt_state, n_steps), out
+
+
+def _row_block(n_blocks: int) -> int:
+    """Rows per vectorized block: the largest power of two dividing `n_blocks`, <= _ROW_BLOCK."""
+    return min(n_blocks & -n_blocks, _ROW_BLOCK)
+
+
 @partial(jax.jit, static_argnames=("cfg", "test"))
 def run_stream(cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool = False):
     r"""One pass over blocks: `X` `(n_blocks, B, p)`, `y`, `valid` `(n_blocks, B)`.
@@ -320,8 +574,17 @@ def run_stream(cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool
     A jit-compiled `lax.scan` of `_block_step` (module docstring). With `test=True` every row is
     first predicted with the state at its block start (prequential, test-then-train) and the
     per-row correctness `(n_blocks, B)` is returned (padded rows: False)."""
-    step = lambda s, b: _block_step(cfg, s, b, test=test)
-    state, out = lax.scan(step, state, (X, y, valid))
+    nb, chunk, p = X.shape
+    if isinstance(state.summary, GaussianSummary) and chunk == 1 and cfg.batch_size == 1:
+        r = _row_block(nb)
+        step = lambda s, b: _gaussian_rows(cfg, s, b, test=test)
+        state, out = lax.scan(step, state, (X.reshape(nb // r, r, p), y.reshape(nb // r, r),
+                                            valid.reshape(nb // r, r)))
+        if test:
+            out = out.reshape(nb, 1)
+    else:
+        step = lambda s, b: _block_step(cfg, s, b, test=test)
+        state, out = lax.scan(step, state, (X, y, valid))
     if test:
         out = out & valid
     return state, out
@@ -458,9 +721,10 @@ class OnlineWeightedNB(BaseNB):
 
     def _config(self):
         opt = self.optimizer if self.optimizer is not None else _sgd(float(self.learning_rate))
+        rate = float(self.learning_rate) if self.optimizer is None else None
         return OnlineConfig(opt, int(self.batch_size), self.order, self._learn,
                             float(self.var_smoothing), float(self.smoothing),
-                            float(self.prior_smoothing), int(self.warmup))
+                            float(self.prior_smoothing), int(self.warmup), rate)
 
     def _check_X(self, X):
         X = np.asarray(X)

@@ -246,13 +246,23 @@ def _bins_gaussian(state: GaussianSummary, n_bins):
 # --------------------------------------------------------------------------------------------------
 def _bin_log_prob(cuts, counts, n_bins, values, smoothing):
     r"""log P(x in bin b | class j) = log (N_bj + a) - log (N_j + a B), B = non-empty-slot bins."""
-    code = jnp.sum(cuts[None, :, :] < values[:, :, None], axis=-1)  # (n, p)
+    code = _count_below(cuts, values)  # (n, p)
     counts = counts.astype(values.dtype)
     class_total = counts.sum(axis=1)  # (p, c)
     denom = class_total + smoothing * n_bins[:, None].astype(values.dtype)
     picked = jnp.take_along_axis(counts[None], code[:, :, None, None], axis=2)[:, :, 0, :]
     out = jnp.log(picked + smoothing) - jnp.log(denom)[None]
     return jnp.where(jnp.isnan(values)[:, :, None], 0.0, out)
+
+
+def _count_below(cuts, values):
+    """`(n, p)` number of cut points strictly below each value: `cuts` `(p, m)` sorted per row
+    (+inf padded), `values` `(n, p)` (NaN: any code in [0, m], masked by the callers).
+
+    A binary search per predictor (log2 m steps) instead of the n·p·m comparisons of
+    `sum(cuts < x)`."""
+    search = lambda cu, v: jnp.searchsorted(cu, v, side="left", method="scan_unrolled")
+    return jax.vmap(search, in_axes=(0, 1), out_axes=1)(cuts, values).astype(jnp.int32)
 
 
 def _pad_rows(values, y, chunk):
@@ -454,7 +464,12 @@ def _gk_epsilon(epsilon, capacity):
 
 @jax.jit
 def _gk_bin_counts(values, class_counts):
-    first = jnp.sum(values[:, None, :] < values[:, :, None], axis=2)  # first tuple of each run
+    # first tuple of each run of equal values (values are sorted): a running max of run starts
+    m = values.shape[1]
+    idx = jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), values.shape)
+    starts = jnp.concatenate([jnp.ones_like(values[:, :1], bool),
+                              values[:, 1:] != values[:, :-1]], axis=1)
+    first = lax.cummax(jnp.where(starts, idx, 0), axis=1)
     rows = jnp.arange(values.shape[0])[:, None]
     return jnp.zeros_like(class_counts).at[rows, first].add(class_counts)
 
@@ -750,7 +765,7 @@ def _cpid_chunk(state: CPiD, xs, ys):
     low = jnp.minimum(state.low, jnp.where(has, lo, jnp.inf))
     high = jnp.maximum(state.high, jnp.where(has, hi, -jnp.inf))
     # count the chunk
-    code = jnp.sum(breaks[None, :, :] < xs[:, :, None], axis=-1)  # (b, p)
+    code = _count_below(breaks, xs)  # (b, p)
     counts = state.counts.at[jnp.arange(p)[None, :], code, ys[:, None]].add(
         present.astype(jnp.int32)
     )

@@ -17,30 +17,45 @@ Methods (§5.3):
     backward-forward (floating) searches of `jaxnb.methods.selective.selective_path`.
 Choices the paper leaves open (documented, not silent):
   * one-way searches run the full path (forward: empty -> all 810; backward: all -> empty) and the
-    ESANN rule picks along it. Floating searches are Pudil et al.'s SFFS (forward-backward) and
-    SBFS (backward-forward), the "floating search" of the paper's reference [2]: the main-direction
-    step is always taken, conditional steps the other way while they beat the best subset of that
-    size seen so far, down to the full / empty set; the ESANN rule picks among every subset they
-    visited. `--floating-stopping improve` gives the literal reading of §5.3 instead (alternate
-    phases, each stopping at the first non-improving step: with the 0/1 error on a plateau it
-    stops after a handful of moves); `--one-way-stopping improve` gives the Langley & Sage stopping.
+    ESANN rule picks along it.
+  * floating searches (default `--floating-stopping phases`): the procedure §5.3 describes, "a
+    forward phase is followed by a backward phase (and vice versa) until the results do not
+    improve ... In case of improvement, the procedure is restarted from the last subset"
+    (`jaxnb.methods.selective.phase_floating_path`): each phase is a complete one-way search from
+    the current subset; its optimum (lowest search criterion on the validation half; ties: the
+    smallest subset) becomes the current subset and the direction switches if it strictly
+    improves on the phase's starting subset, otherwise the search stops (at most 20 phases,
+    "hit_max_phases" in the JSON). Forward-backward starts with a forward phase from the empty
+    set, backward-forward with a backward phase from the full set. As for the one-way rows, the
+    reported subset is the ESANN rule ("the smallest subset among those with the lowest
+    validation error") over every subset the whole search visited (the concatenated phase
+    paths); "final_*" in the JSON describe the search's own result subset (the last current
+    subset) for comparison, "phases" each phase's direction, sizes and criteria.
+    `--floating-stopping full` gives Pudil et al.'s SFFS (forward-backward) / SBFS
+    (backward-forward), the "floating search" of the paper's reference [2] (main-direction step
+    always taken, conditional steps the other way while they beat the best subset of that size
+    seen so far, 6p = 4860 recorded moves; the ESANN rule picks among every subset visited);
+    `--floating-stopping improve` the alternating phases that stop at the first non-improving
+    step (with the 0/1 error on a plateau it stops after a handful of moves);
+    `--one-way-stopping improve` gives the Langley & Sage stopping.
   * target: normal vs anomaly (binary, the default) or the four classes (`--target class`); the
     paper defines K classes without saying which task Table 1 reports.
   * Laplace smoothing (alpha = 1): the paper says "simple class conditional counts"; without a
     pseudo-count the many constant indicators would give log 0.
-  * SFFS / SBFS budget: 6p = 4860 recorded moves. On these indicators (263 of them constant on the
-    fit half: with balanced classes they shift every class score by the same amount, so the
-    criterion has long plateaus) the floating searches make thousands of conditional moves and do
-    not reach the full / empty set within that budget ("converged": false in the JSON). SFFS has
-    by then explored the small subsets where the validation error is lowest; SBFS is still among
-    subsets of 400+ indicators, so ESANN's rule picks a large subset there.
+  * SFFS / SBFS (`--floating-stopping full`) budget: 6p = 4860 recorded moves. On these
+    indicators (263 of them constant on the fit half: with balanced classes they shift every
+    class score by the same amount, so the criterion has long plateaus) they make thousands of
+    conditional moves and do not reach the full / empty set within that budget ("converged":
+    false in the JSON); SBFS is then still among subsets of 400+ indicators.
 Search ties go to the lowest predictor index; error ties between classes to the lowest class.
 
 Usage: python experiments/esann_table1.py [--quick] [--target anomaly|class]
-  [--floating-stopping full|improve] [--one-way-stopping full|improve]
-Full mode (6000/6000): 1101 s measured on 2 CPU cores shared at load average 9–12 (indicators
-199 s; one-way full paths 34–41 s each; SFFS 193–299 s and SBFS 106–113 s for 4860 moves each);
-see "runtime_seconds" and "timings" in the JSON. Quick mode (600/600): about 2 min.
+  [--floating-stopping phases|full|improve] [--one-way-stopping full|improve]
+Full mode (6000/6000), default phase floating searches: 242 s measured on 2 CPU cores shared at
+load average about 5 (indicators 84 s; one-way full paths 9-10 s each; phase searches 16-51 s,
+3-11 phases). With `--floating-stopping full` (SFFS / SBFS, 4860 moves each): 1101 s at load
+average 9-12 (one-way paths 34-41 s, SFFS 193-299 s, SBFS 106-113 s);
+see "runtime_seconds" and "timings" in the JSON. Quick mode (600/600): about 100 s.
 """
 
 from __future__ import annotations
@@ -82,6 +97,7 @@ PAPER = {
 CRITERIA = {"error": "error", "prob": "error_probability"}
 DIRECTIONS = ("forward", "backward", "forward_backward", "backward_forward")
 SEED_TRAIN, SEED_TEST, SEED_SPLIT = 2015, 2016, 0
+MAX_PHASES = 20  # guard of the phase floating search ("hit_max_phases" in the JSON)
 
 
 @jax.jit
@@ -119,20 +135,53 @@ def _filter(name, order, L_val, L_test, bias, y_val, y_test):
 
 def _wrapper(direction, criterion, stopping, L_val, L_test, bias, y_val, y_test, max_steps=None):
     t0 = time.perf_counter()
-    path = sel.selective_path(
-        L_val,
-        bias,
-        y_val,
-        direction=direction,
-        criterion=CRITERIA[criterion],
-        stopping=stopping,
-        max_steps=max_steps,
-    )
+    if stopping == "phases":
+        path = sel.phase_floating_path(
+            L_val, bias, y_val, direction=direction, criterion=CRITERIA[criterion],
+            max_phases=MAX_PHASES,
+        )
+    else:
+        path = sel.selective_path(
+            L_val,
+            bias,
+            y_val,
+            direction=direction,
+            criterion=CRITERIA[criterion],
+            stopping=stopping,
+            max_steps=max_steps,
+        )
     n_steps = int(path.n_steps)
     err, size = np.asarray(path.error), np.asarray(path.size)
     idx = select_along_path(err, "min_smallest", sizes=size, n_valid=n_steps + 1)
     mask = np.asarray(path.mask[idx])
     test_err = float(_mask_error(L_test, bias, y_test, jnp.asarray(mask)))
+    extra = {}
+    if stopping == "phases":  # the search's own result and the phase sequence (for reference)
+        crit_path = np.asarray(path.criterion)
+        fmask = np.asarray(path.final_mask)
+        extra = {
+            "hit_max_phases": bool(path.hit_max_phases),
+            "final_step": int(path.final),
+            "final_n_features": int(fmask.sum()),
+            "final_validation_error": float(err[path.final]),
+            "final_test_error": float(_mask_error(L_test, bias, y_test, jnp.asarray(fmask))),
+            "phases": [
+                {
+                    "direction": "forward" if fw else "backward",
+                    "start_size": int(size[a]),
+                    "start_criterion": float(crit_path[a]),
+                    "n_moves": int(last - first + 1),
+                    "best_size": int(size[b]),
+                    "best_criterion": float(crit_path[b]),
+                    "best_validation_error": float(err[b]),
+                    "improved": bool(imp),
+                }
+                for fw, a, first, last, b, imp in zip(
+                    path.phase_forward, path.phase_start, path.phase_first, path.phase_last,
+                    path.phase_best, path.phase_improved, strict=True,
+                )
+            ],
+        }
     return {
         "n_features": int(mask.sum()),
         "validation_error": float(err[idx]),
@@ -149,6 +198,7 @@ def _wrapper(direction, criterion, stopping, L_val, L_test, bias, y_val, y_test,
         "validation_error_path": err[: n_steps + 1].tolist(),
         "size_path": size[: n_steps + 1].tolist(),
         "criterion_path": np.asarray(path.criterion)[: n_steps + 1].tolist(),
+        **extra,
         "seconds": time.perf_counter() - t0,
     }
 
@@ -167,9 +217,10 @@ def main(argv=None):
     ap.add_argument("--one-way-stopping", choices=("full", "improve"), default="full")
     ap.add_argument(
         "--floating-stopping",
-        choices=("full", "improve"),
-        default="full",
-        help="full: SFFS / SBFS (default); improve: alternating phases that stop at no improvement",
+        choices=("phases", "full", "improve"),
+        default="phases",
+        help="phases: ESANN's alternating complete phases while they improve (default); full: "
+        "Pudil's SFFS / SBFS; improve: alternating phases that stop at no improvement",
     )
     ap.add_argument("--alpha", type=float, default=1.0, help="Lidstone pseudo-count (1 = Laplace)")
     args = ap.parse_args(argv)
@@ -247,6 +298,7 @@ def main(argv=None):
         # SFFS / SBFS make p + 2 × (conditional moves) moves; with the error probability they do
         # not finish in a practical budget on these 810 indicators (see the module docstring):
         # 6p moves, "converged" in the JSON says whether a search reached the full / empty set.
+        # (Ignored by the phase search: each phase is a complete one-way path.)
         max_steps = None if one_way else 6 * p
         for crit in CRITERIA:
             name = f"{direction.replace('_', '-')} ({crit})"
@@ -259,6 +311,18 @@ def main(argv=None):
                 f"{r['validation_error']:.4f}, test {r['test_error']:.4f}, {r['seconds']:.1f} s",
                 flush=True,
             )
+            if "phases" in r:
+                seq = " ".join(
+                    f"{ph['direction'][0]}:{ph['start_size']}->{ph['best_size']}"
+                    f"{'' if ph['improved'] else ' (no improvement)'}"
+                    for ph in r["phases"]
+                )
+                print(
+                    f"    phases {seq}; result {r['final_n_features']} features, val "
+                    f"{r['final_validation_error']:.4f}, test {r['final_test_error']:.4f}"
+                    f"{', hit max_phases' if r['hit_max_phases'] else ''}",
+                    flush=True,
+                )
     runtime = time.perf_counter() - t_start
 
     rows = [
@@ -313,6 +377,7 @@ def main(argv=None):
             "alpha": args.alpha,
             "one_way_stopping": args.one_way_stopping,
             "floating_stopping": args.floating_stopping,
+            "max_phases": MAX_PHASES,
             "seeds": {"train": SEED_TRAIN, "test": SEED_TEST, "split": SEED_SPLIT},
             "protocol": "NB fitted on a stratified half of the training set, subset chosen on the "
             "other half (smallest subset with the lowest validation error), test error "

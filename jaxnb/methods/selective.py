@@ -50,6 +50,23 @@ Searches (``direction``, ``stopping``):
   from passing for an improvement. The 0/1 error is compared exactly. The path records every
   accepted move (inclusions and exclusions), so ESANN's rule picks among all visited subsets.
 
+Phase floating search (`phase_floating_path`, ESANN §5.3's own description: "a forward phase is
+followed by a backward phase (and vice versa) until the results do not improve ... In case of
+improvement, the procedure is restarted from the last subset"): each *phase* is a complete one-way
+search (``selective_path(direction="forward" | "backward", stopping="full")``) started from the
+current subset (``initial_mask``). The phase's optimum is the subset of its path (starting subset
+included) with the lowest search criterion (ties: the smallest subset, then the earliest). If it
+strictly improves on the criterion of the phase's starting subset (for the smooth criteria by more
+than the round-off guard above; the 0/1 error exactly), it becomes the current subset and a phase
+in the other direction starts from it; otherwise the search stops. ``"forward_backward"`` starts
+with a forward phase (default: from the empty set), ``"backward_forward"`` with a backward one
+(default: from the full set). The criterion of the current subset strictly decreases from phase
+to phase, so the search cannot cycle; ``max_phases`` bounds it anyway. The result is the last
+current subset; the record concatenates the phases' paths (every subset visited, in order) so
+that `select_along_path` can pick along it. It is a Python loop over phases (not traceable), each
+phase one call of the jitted `selective_path` with the same shapes and static arguments, so the
+forward and the backward search are each compiled once.
+
 ``initial_mask`` starts any search from a given subset instead of the empty / full set (a floating
 search never makes a conditional move into a subset size it has not visited).
 
@@ -63,6 +80,7 @@ from functools import partial
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from ..params import NBParams
@@ -72,6 +90,8 @@ __all__ = [
     "DIRECTIONS",
     "SelectivePath",
     "selective_path",
+    "PhaseFloatingPath",
+    "phase_floating_path",
     "mle_contributions",
     "default_max_steps",
 ]
@@ -209,7 +229,9 @@ def selective_path(
       criterion: "error", "error_probability" or "log_loss" (static).
       stopping: "improve" (stop — or, floating, switch phase — when the best move does not strictly
         improve) or "full" (one-way: move until the set is full / empty or ``max_features``;
-        floating: Pudil's SFFS / SBFS, see the module docstring) (static).
+        floating: Pudil's SFFS / SBFS, see the module docstring) (static). ESANN's phase
+        floating search (complete one-way phases alternating while they improve) is
+        `phase_floating_path`.
       max_steps: number of recorded moves (static; default `default_max_steps`).
       max_features: forward moves stop once the subset has this many predictors (traced int).
       initial_mask: (p,) bool starting subset (traced; None: empty for the forward directions,
@@ -376,3 +398,157 @@ def selective_path(
     # A search that ran out of candidates is complete even when the move budget ended the loop.
     return SelectivePath(n_steps=moves, total_evaluations=f["n_eval"], n_phases=f["phases"],
                          converged=f["done"] | exhausted, **res)
+
+
+class PhaseFloatingPath(eqx.Module):
+    """Record of a phase floating search (`phase_floating_path`); NumPy arrays, T + 1 rows.
+
+    The rows are every subset visited, in order: row 0 is the starting subset, then the moves of
+    each phase (a phase's starting subset is not repeated: it is the previous phase's optimum,
+    recorded earlier). ``toggled`` / ``added`` describe the move from the previous subset of the
+    same phase (at a phase's first row: from the phase's starting subset).
+
+    Attributes:
+      mask, criterion, error, size, toggled, added, n_evaluations: as in `SelectivePath`, (T+1,...)
+        (``n_evaluations`` cumulative over the phases).
+      n_steps: T, the number of recorded moves.
+      total_evaluations: candidate subsets evaluated by all phases.
+      n_phases: number of phases run (the last one is the non-improving phase, unless
+        ``max_phases`` stopped the search).
+      converged: True when a phase failed to improve (the search's own end) and every phase ran
+        to the full / empty set (or ``max_features``); False when ``max_phases`` stopped it.
+      hit_max_phases: True when ``max_phases`` phases all improved.
+      phase_forward: (n_phases,) True for a forward phase.
+      phase_start: (n_phases,) row of each phase's starting subset.
+      phase_first, phase_last: (n_phases,) first and last row of each phase's moves (first > last
+        for a phase that could not move).
+      phase_best: (n_phases,) row of each phase's optimum (its start row when the start is best).
+      phase_improved: (n_phases,) whether the phase's optimum strictly improved on its start.
+      final: row of the result subset (the optimum of the last improving phase; 0 if none).
+    """
+
+    mask: np.ndarray
+    criterion: np.ndarray
+    error: np.ndarray
+    size: np.ndarray
+    toggled: np.ndarray
+    added: np.ndarray
+    n_evaluations: np.ndarray
+    n_steps: int
+    total_evaluations: int
+    n_phases: int
+    converged: bool
+    hit_max_phases: bool
+    phase_forward: np.ndarray
+    phase_start: np.ndarray
+    phase_first: np.ndarray
+    phase_last: np.ndarray
+    phase_best: np.ndarray
+    phase_improved: np.ndarray
+    final: int
+
+    @property
+    def final_mask(self) -> np.ndarray:
+        """(p,) bool result subset."""
+        return self.mask[self.final]
+
+
+def _phase_optimum(crit, size):
+    """Index of the lowest criterion; ties: the smallest subset, then the earliest."""
+    return int(np.lexsort((np.arange(crit.size), size, crit))[0])
+
+
+def phase_floating_path(
+    L,
+    bias,
+    y,
+    weight=None,
+    *,
+    direction="forward_backward",
+    criterion="error",
+    max_phases=20,
+    max_features=None,
+    initial_mask=None,
+) -> PhaseFloatingPath:
+    r"""ESANN's phase floating search: alternate complete one-way searches while they improve.
+
+    See the module docstring ("Phase floating search"). Not traceable (a Python loop over phases);
+    each phase is one `selective_path` call with ``max_steps = p``.
+
+    Args:
+      L, bias, y, weight, criterion, max_features: as in `selective_path`.
+      direction: ``"forward_backward"`` (first phase forward) or ``"backward_forward"``.
+      max_phases: maximum number of phases (``hit_max_phases`` in the result says when it ended
+        the search).
+      initial_mask: (p,) bool starting subset (None: empty for ``"forward_backward"``, full for
+        ``"backward_forward"``).
+
+    Returns:
+      `PhaseFloatingPath`.
+    """
+    if direction not in ("forward_backward", "backward_forward"):
+        raise ValueError(
+            f"direction must be 'forward_backward' or 'backward_forward'; got {direction!r}"
+        )
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
+    if int(max_phases) < 1:
+        raise ValueError(f"max_phases must be >= 1; got {max_phases!r}")
+    L = jnp.asarray(L)
+    p = L.shape[-2]
+    guard = _round_off_guard(L.dtype, criterion)
+    fwd = direction == "forward_backward"
+    if initial_mask is None:
+        mask = np.full((p,), not fwd)
+    else:
+        mask = np.broadcast_to(np.asarray(initial_mask).astype(bool), (p,)).copy()
+    keys = ("mask", "criterion", "error", "size", "toggled", "added", "n_evaluations")
+    parts = {k: [] for k in keys}
+    phases = dict(forward=[], start=[], first=[], last=[], best=[], improved=[])
+    n_rows, n_eval, cur_row, all_complete, improved = 0, 0, 0, True, True
+    while improved and len(phases["forward"]) < int(max_phases):
+        path = selective_path(
+            L, bias, y, weight, direction="forward" if fwd else "backward", criterion=criterion,
+            stopping="full", max_steps=p, max_features=max_features,
+            initial_mask=jnp.asarray(mask),
+        )
+        k = int(path.n_steps)
+        rec = {key: np.asarray(getattr(path, key))[: k + 1] for key in keys}
+        rec["n_evaluations"] = rec["n_evaluations"] + n_eval
+        all_complete &= bool(path.converged)
+        if n_rows == 0:  # first phase: its starting subset is row 0 of the record
+            first = 1
+            rows = {key: v for key, v in rec.items()}
+        else:
+            first = n_rows
+            rows = {key: v[1:] for key, v in rec.items()}
+        for key in keys:
+            parts[key].append(rows[key])
+        n_rows += rows["mask"].shape[0]
+        j = _phase_optimum(rec["criterion"], rec["size"])
+        c_start, c_best = float(rec["criterion"][0]), float(rec["criterion"][j])
+        improved = j > 0 and c_best < c_start - guard * max(1.0, abs(c_start))
+        best_row = cur_row if j == 0 else first + j - 1
+        phases["forward"].append(fwd)
+        phases["start"].append(cur_row)
+        phases["first"].append(first)
+        phases["last"].append(first + k - 1)
+        phases["best"].append(best_row)
+        phases["improved"].append(improved)
+        n_eval += int(path.total_evaluations)
+        if improved:
+            cur_row = best_row
+            mask = rec["mask"][j]
+            fwd = not fwd
+    out = {key: np.concatenate(v) for key, v in parts.items()}
+    out["toggled"][0], out["added"][0] = -1, False
+    return PhaseFloatingPath(
+        **out,
+        n_steps=n_rows - 1,
+        total_evaluations=n_eval,
+        n_phases=len(phases["forward"]),
+        converged=(not improved) and all_complete,
+        hit_max_phases=bool(improved),
+        **{f"phase_{k}": np.asarray(v) for k, v in phases.items()},
+        final=cur_row,
+    )

@@ -198,8 +198,10 @@ class SelectiveNB(_SearchBase):
 
     Langley & Sage's forward selection (add the best predictor while the criterion strictly
     improves), backward elimination, and the floating forward-backward / backward-forward searches
-    (ESANN 2015's alternating phases with ``stopping="improve"``, Pudil's SFFS / SBFS with
-    ``stopping="full"``); see `jaxnb.methods.selective`.
+    (ESANN 2015's search as the paper describes it with ``stopping="phases"``: complete one-way
+    phases alternated while they improve; Pudil's SFFS / SBFS with ``stopping="full"``; phases that
+    each stop at the first non-improving move with ``stopping="improve"``); see
+    `jaxnb.methods.selective`.
 
     Args:
       discrete, n_states, missing, unseen, alpha, var_smoothing: as in `NaiveBayes`.
@@ -212,7 +214,10 @@ class SelectiveNB(_SearchBase):
       stopping: "improve" (stop — floating: switch phase — when the best move does not strictly
         improve) or "full" (one-way: go to the full / empty set; floating: Pudil's SFFS / SBFS to
         the full / empty set; then select along the path: the smallest subset with the lowest
-        criterion, or with the lowest validation error when ``validation_fraction`` is set).
+        criterion, or with the lowest validation error when ``validation_fraction`` is set), or
+        "phases" (floating directions only: `jaxnb.methods.selective.phase_floating_path`; the
+        subset is the search's result, or, with ``validation_fraction``, the smallest subset with
+        the lowest validation error among all subsets the search visited).
       max_features: forward moves stop at this many predictors (None: no limit).
       refit: with a validation split, refit NB on all rows for the chosen subset (default True);
         False keeps the parameters fitted on the training part (ESANN's protocol).
@@ -246,7 +251,12 @@ class SelectiveNB(_SearchBase):
         self._check_common()
         _check_choice("direction", self.direction, sel.DIRECTIONS)
         _check_choice("criterion", self.criterion, sel.CRITERIA)
-        _check_choice("stopping", self.stopping, sel.STOPPING)
+        _check_choice("stopping", self.stopping, (*sel.STOPPING, "phases"))
+        if self.stopping == "phases" and self.direction not in ("forward_backward",
+                                                                 "backward_forward"):
+            raise ValueError(
+                "stopping='phases' needs a floating direction ('forward_backward' or "
+                f"'backward_forward'); got direction={self.direction!r}")
         if self.validation_fraction is not None:
             _check_real("validation_fraction", self.validation_fraction, 0.0, 1.0, True, True)
         _check_int("max_features", self.max_features, 1, allow_none=True)
@@ -267,9 +277,14 @@ class SelectiveNB(_SearchBase):
         stats = self._stats(codes, values, y_enc, fit_w)
         omega1 = _fit_mle(stats, self.alpha, self.var_smoothing)
         L = sel.mle_contributions(omega1, cd, vl)
-        path = sel.selective_path(L, omega1.log_prior, yy, jnp.asarray(score_w),
-                                  direction=self.direction, criterion=self.criterion,
-                                  stopping=self.stopping, max_features=self.max_features)
+        if self.stopping == "phases":
+            path = sel.phase_floating_path(L, omega1.log_prior, yy, jnp.asarray(score_w),
+                                           direction=self.direction, criterion=self.criterion,
+                                           max_features=self.max_features)
+        else:
+            path = sel.selective_path(L, omega1.log_prior, yy, jnp.asarray(score_w),
+                                      direction=self.direction, criterion=self.criterion,
+                                      stopping=self.stopping, max_features=self.max_features)
         n_steps = int(path.n_steps)
         if self.validation_fraction is not None:  # ESANN §5.2: smallest subset with lowest error
             idx = select_along_path(np.asarray(path.error), "min_smallest",
@@ -277,6 +292,8 @@ class SelectiveNB(_SearchBase):
         elif self.stopping == "full":
             idx = select_along_path(np.asarray(path.criterion), "min_smallest",
                                     sizes=np.asarray(path.size), n_valid=n_steps + 1)
+        elif self.stopping == "phases":
+            idx = int(path.final)  # the optimum of the last improving phase
         else:
             idx = n_steps  # every accepted move improved the criterion: the last subset is best
         order = self._user_order()
@@ -290,7 +307,7 @@ class SelectiveNB(_SearchBase):
         self.n_steps_ = n_steps
         self.n_evaluations_ = int(path.total_evaluations)
         self.selected_step_ = int(idx)
-        self._mask_internal = path.mask[idx]
+        self._mask_internal = jnp.asarray(path.mask[idx])
         self.support_ = np.asarray(self._mask_internal)[order]
         if self.validation_fraction is not None and self.refit:
             omega1 = _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)

@@ -161,3 +161,39 @@ def test_phase_floating_reuses_compilation():
                                    criterion="error_probability")
     assert path.n_phases >= 2
     assert sel.selective_path._cache_size() == before
+
+
+def test_selective_nb_phases_matches_phase_floating_path():
+    """SelectiveNB(stopping="phases") keeps the search's result subset and its visited path."""
+    from jaxnb import SelectiveNB
+    from jaxnb.methods import selective as sel
+    from jaxnb.methods.nb import fit_stats
+    from jaxnb.params import fit_mle
+
+    rng = np.random.default_rng(7)
+    n, p = 240, 9
+    y = rng.integers(0, 2, n)
+    X = (rng.random((n, p)) < np.where(y[:, None] == 1, 0.35 + 0.05 * np.arange(p), 0.4)).astype(int)
+    X[:, 5] = X[:, 4]  # a redundant copy
+    for direction in ("forward_backward", "backward_forward"):
+        m = SelectiveNB(direction=direction, criterion="error_probability", stopping="phases",
+                        discrete="all").fit(X, y)
+        stats = fit_stats(jnp.asarray(X, jnp.int32), jnp.zeros((n, 0)), jnp.asarray(y),
+                          n_states=(2,) * p, n_classes=2)
+        o1 = fit_mle(stats, 1.0, 1e-9)
+        L = sel.mle_contributions(o1, jnp.asarray(X, jnp.int32), jnp.zeros((n, 0)))
+        ref = sel.phase_floating_path(L, o1.log_prior, jnp.asarray(y), direction=direction,
+                                      criterion="error_probability")
+        np.testing.assert_array_equal(m.support_, np.asarray(ref.mask[ref.final]))
+        assert m.selected_step_ == int(ref.final)
+        assert m.path_["mask"].shape[0] == int(ref.n_steps) + 1
+        assert m.score(X, y) > 0.5
+
+
+def test_selective_nb_phases_needs_floating_direction():
+    from jaxnb import SelectiveNB
+
+    X = np.random.default_rng(0).integers(0, 2, (40, 3))
+    y = np.arange(40) % 2
+    with pytest.raises(ValueError, match="stopping='phases' needs a floating direction"):
+        SelectiveNB(direction="forward", stopping="phases").fit(X, y)

@@ -173,7 +173,8 @@ def test_selective_nb_phases_matches_phase_floating_path():
     rng = np.random.default_rng(7)
     n, p = 240, 9
     y = rng.integers(0, 2, n)
-    X = (rng.random((n, p)) < np.where(y[:, None] == 1, 0.35 + 0.05 * np.arange(p), 0.4)).astype(int)
+    prob = np.where(y[:, None] == 1, 0.35 + 0.05 * np.arange(p), 0.4)
+    X = (rng.random((n, p)) < prob).astype(int)
     X[:, 5] = X[:, 4]  # a redundant copy
     for direction in ("forward_backward", "backward_forward"):
         m = SelectiveNB(direction=direction, criterion="error_probability", stopping="phases",

@@ -14,9 +14,15 @@ from .prox import DykstraInfo as DykstraInfo
 from .prox import group_norms as group_norms
 from .prox import prox_dykstra as prox_dykstra
 from .prox import prox_group_l2 as prox_group_l2
+from .transforms import contrast_basis as contrast_basis
+from .transforms import helmert_basis as helmert_basis
+from .transforms import inv_sqrt_schedule as inv_sqrt_schedule
 
 __all__ = [
     "DykstraInfo",
+    "contrast_basis",
+    "helmert_basis",
+    "inv_sqrt_schedule",
     "FistaState",
     "SolverInfo",
     "fista_init",

@@ -1,10 +1,10 @@
 r"""Optax transformations for per-class weight models (online weighted NB, Stream eq 2).
 
-A weighted NB scores class k by ``b_k + Σ_i w_ik log P(x_i | k)``. With weak predictors the
-per-class log-likelihoods are nearly equal, so the gradient's useful direction (the weight shared by
-the classes) is small next to the class-contrast direction. Diagonal optimizers (Adam, AdaGrad)
-scale each coordinate (w_i0, w_i1, ...) separately and cannot see that rotation. `contrast_basis`
-runs any optax optimizer on the weights expressed in an orthonormal class-mean + Helmert-contrast basis and
+A weighted NB scores class k by ``b_k + Σ_i w_ik log P(x_i | k)``. With weak predictors the per-
+class log-likelihoods are nearly equal, so the gradient's useful direction (the weight shared by the
+classes) is small next to the class-contrast direction. Diagonal optimizers (Adam, AdaGrad) scale
+each coordinate (w_i0, w_i1, ...) separately and cannot see that rotation. `contrast_basis` runs any
+optax optimizer on the weights expressed in an orthonormal class-mean + Helmert-contrast basis and
 maps the updates back: the model and its gradient are unchanged (an orthogonal change of variables,
 so plain SGD gives identical updates); only a diagonal method's per-coordinate scaling changes.
 ``experiments/stream_tables.py`` documents the choice it made with it.

@@ -474,57 +474,106 @@ def _gk_bin_counts(values, class_counts):
     return jnp.zeros_like(class_counts).at[rows, first].add(class_counts)
 
 
-def _gk_compress_keep(g, delta, valid, threshold):
-    """Right-to-left GK COMPRESS (no bands). Returns keep flags `(p, m)`."""
-    m = g.shape[1]
-    is_first = (jnp.arange(m) == 0)[:, None] & jnp.ones_like(valid.T)
+def _gk_sort_chunk(xs, ys, c):
+    """Stable ascending sort of a chunk `xs` `(b, p)` per predictor, NaN as +inf placed after the
+    real +inf values (as `argsort(stable=True)` of the NaN -> +inf column, ties by row).
 
-    def step(carry, xs):
-        acc_g, acc_d, has_acc = carry
-        gi, di, vi, fi = xs
-        merge = has_acc & vi & ~fi & (gi + acc_g + acc_d <= threshold)
+    Returns the sorted values, valid flags (not NaN) and class codes, each `(p, b)`. A bitonic
+    network on (value, tag) pairs, tag = row index (unique, so the order is total and stable) with
+    the class code and valid flag packed below it: XLA's CPU sort calls its comparator per
+    element pair and costs about 2x more here."""
+    b, p = xs.shape
+    valid = ~jnp.isnan(xs).T  # (p, b)
+    key = jnp.where(valid, xs.T, jnp.inf)
+    n = 1 << max(b - 1, 0).bit_length()  # padded to a power of two (+inf, after every row)
+    w = 2 * c
+    packed = n * w < 2**31
+    rowi = jnp.arange(n, dtype=jnp.int32)[None, :]
+    code = 2 * ys.astype(jnp.int32)[None, :] + valid.astype(jnp.int32)  # (p, b), < 2c
+    tag = rowi[:, :b] * w + code if packed else jnp.broadcast_to(rowi[:, :b], (p, b))
+    if n > b:
+        key = jnp.concatenate([key, jnp.full((p, n - b), jnp.inf, key.dtype)], axis=1)
+        tag = jnp.concatenate(
+            [tag, jnp.broadcast_to(rowi[:, b:] * (w if packed else 1), (p, n - b))], axis=1)
+    k = 2
+    while k <= n:
+        j = k // 2
+        while j >= 1:  # compare-exchange of i with i + j (i & j == 0), descending where i & k
+            q = n // (2 * j)
+            kr, tr = key.reshape(p, q, 2, j), tag.reshape(p, q, 2, j)
+            ak, bk, at, bt = kr[:, :, 0], kr[:, :, 1], tr[:, :, 0], tr[:, :, 1]
+            desc = jnp.asarray(((np.arange(q) * 2 * j) & k) != 0)[None, :, None]
+            swap = ((ak > bk) | ((ak == bk) & (at > bt))) ^ desc
+            key = jnp.stack([jnp.where(swap, bk, ak), jnp.where(swap, ak, bk)], 2).reshape(p, n)
+            tag = jnp.stack([jnp.where(swap, bt, at), jnp.where(swap, at, bt)], 2).reshape(p, n)
+            j //= 2
+        k *= 2
+    key, tag = key[:, :b], tag[:, :b]
+    if packed:
+        code = tag % w
+        return key, code % 2 == 1, code // 2
+    return key, jnp.take_along_axis(valid, tag, axis=1), ys.astype(jnp.int32)[tag]
+
+
+def _gk_searchsorted(sorted_rows, v, side):
+    """`(p, k)` insertion indices of `v` `(p, k)` in the sorted rows `(p, m)` (binary search)."""
+    f = lambda a, x: jnp.searchsorted(a, x, side=side, method="scan_unrolled")
+    return jax.vmap(f)(sorted_rows, v).astype(jnp.int32)
+
+
+def _gk_compress_keep(g, delta, threshold):
+    """Right-to-left GK COMPRESS (no bands) over the merged tuples (`g` = 0: empty position,
+    transparent). Returns keep flags `(p, m)`.
+
+    Position 0 never merges into its right neighbour, so the scan covers positions 1.. m-1 and
+    position 0 is kept iff used. Carry (g, Delta) of the current right neighbour; g = 0 means none
+    yet. g and Delta are fed as one `(m, 2, p)` array (one slice per step)."""
+    gd = jnp.stack([g.T, delta.T], axis=1)  # (m, 2, p)
+
+    def step(carry, x):
+        acc_g, acc_d = carry
+        gi, di = x[0], x[1]
+        vi = gi > 0
+        merge = (acc_g > 0) & vi & (gi + acc_g + acc_d <= threshold)
         keep = vi & ~merge
-        acc_g = jnp.where(keep, gi, jnp.where(merge, acc_g + gi, acc_g))
-        acc_d = jnp.where(keep, di, acc_d)
-        return (acc_g, acc_d, has_acc | vi), keep
+        return (jnp.where(keep, gi, acc_g + gi), jnp.where(keep, di, acc_d)), keep
 
-    p = g.shape[0]
-    zero = jnp.zeros((p,), g.dtype)
-    init = (zero, zero, jnp.zeros((p,), bool))
-    _, keep = lax.scan(step, init, (g.T, delta.T, valid.T, is_first), reverse=True, unroll=16)
-    return keep.T
+    zero = jnp.zeros((g.shape[0],), g.dtype)
+    _, keep = lax.scan(step, (zero, zero), gd[1:], reverse=True, unroll=8)
+    return jnp.concatenate([g[:, :1] > 0, keep.T], axis=1)
 
 
 def _gk_insert_chunk(state: GKClass, xs, ys):
-    """Merges one chunk (`xs` `(b, p)`, `ys` `(b,)`) into the summary and compresses."""
+    """Merges one chunk (`xs` `(b, p)`, `ys` `(b,)`) into the summary and compresses.
+
+    Same result as a stable sort of [old tuples, chunk] (ties: old first, then by row): only the
+    chunk is sorted (`_gk_sort_chunk`) and the two sorted lists are merged by rank arithmetic
+    (old i goes to i + #new < v_i, new j to j + #old <= v_j), one scatter of the packed
+    (g, class counts, Delta) and one of the values."""
     p, cap = state.g.shape
     c = state.class_counts.shape[2]
-    new_valid = ~jnp.isnan(xs).T  # (p, b)
-    b = new_valid.shape[1]
-    new_v = jnp.where(new_valid, xs.T, jnp.inf)
-    new_g = new_valid.astype(jnp.int32)
-    new_cc = jax.nn.one_hot(ys, c, dtype=jnp.int32)[None] * new_g[:, :, None]
-
-    all_v = jnp.concatenate([state.values, new_v], axis=1)  # (p, m); old first: ties -> old first
-    all_g = jnp.concatenate([state.g, new_g], axis=1)
-    all_d = jnp.concatenate([state.delta, jnp.zeros((p, b), jnp.int32)], axis=1)
-    all_cc = jnp.concatenate([state.class_counts, new_cc], axis=1)
-    is_old = jnp.concatenate([state.g > 0, jnp.zeros((p, b), bool)], axis=1)
-    # XLA's CPU sort is the most expensive step (~0.4 us per element); see the module notes
-    order = jnp.argsort(all_v, axis=1, stable=True)
-    take = lambda a: jnp.take_along_axis(a, order, axis=1)
-    v, g, d, old = take(all_v), take(all_g), take(all_d), take(is_old)
-    cc = jnp.take_along_axis(all_cc, order[:, :, None], axis=1)
-    m = v.shape[1]
-    valid = g > 0
-
-    # successor old tuple of every position (m = none): Delta_new = g_s + Delta_s - 1, or 0
-    idx = jnp.broadcast_to(jnp.arange(m), (p, m))
-    succ = lax.cummin(jnp.where(old, idx, m), axis=1, reverse=True)
-    has_succ = succ < m
-    succ = jnp.minimum(succ, m - 1)
-    gd_succ = jnp.take_along_axis(g + d, succ, axis=1)
-    d = jnp.where(old, d, jnp.where(valid & has_succ, gd_succ - 1, 0))
+    b = xs.shape[0]
+    m = cap + b
+    sv, svalid, sy = _gk_sort_chunk(xs, ys, c)
+    n_le = _gk_searchsorted(state.values, sv, "right")  # (p, b) old tuples <= new value
+    n_lt = _gk_searchsorted(sv, state.values, "left")  # (p, cap) new values < old tuple
+    pos = jnp.concatenate([jnp.arange(cap, dtype=jnp.int32)[None] + n_lt,
+                           jnp.arange(b, dtype=jnp.int32)[None] + n_le], axis=1)
+    # successor old tuple of a new value is old tuple n_le: Delta_new = g_s + Delta_s - 1, or 0
+    s = jnp.minimum(n_le, cap - 1)
+    g_s = jnp.take_along_axis(state.g, s, axis=1)
+    d_s = jnp.take_along_axis(state.delta, s, axis=1)
+    d_new = jnp.where(svalid & (n_le < cap) & (g_s > 0), g_s + d_s - 1, 0)
+    new_g = svalid.astype(jnp.int32)
+    new_cc = jax.nn.one_hot(sy, c, dtype=jnp.int32) * new_g[:, :, None]
+    src = jnp.concatenate([
+        jnp.concatenate([state.g[:, :, None], state.class_counts, state.delta[:, :, None]], 2),
+        jnp.concatenate([new_g[:, :, None], new_cc, d_new[:, :, None]], 2)], axis=1)
+    rows = jnp.arange(p)[:, None]
+    pack = jnp.zeros((p, m, 2 + c), jnp.int32).at[rows, pos].set(src, unique_indices=True)
+    v = jnp.zeros((p, m), state.values.dtype).at[rows, pos].set(
+        jnp.concatenate([state.values, sv], axis=1), unique_indices=True)
+    g, d = pack[:, :, 0], pack[:, :, 1 + c]
 
     n = g.sum(axis=1)
     eps = _gk_epsilon(state.epsilon, cap)
@@ -540,29 +589,23 @@ def _gk_insert_chunk(state: GKClass, xs, ys):
         thr, keep = carry
         over = keep.sum(axis=1) > cap
         thr = jnp.where(over, thr + thr // 4 + 1, thr)
-        return thr, _gk_compress_keep(g, d, valid, thr)
+        return thr, _gk_compress_keep(g, d, thr)
 
-    thr, keep = lax.while_loop(
-        too_many, raise_threshold, (base, _gk_compress_keep(g, d, valid, base))
-    )
+    thr, keep = lax.while_loop(too_many, raise_threshold, (base, _gk_compress_keep(g, d, base)))
 
     # compaction: kept tuple k absorbs the g and class counts of the dropped tuples before it;
-    # a scatter to cumsum(keep) - 1 (dropped tuples go out of bounds) is cheaper than a sort
-    rows = jnp.arange(p)[:, None]
+    # one scatter of [cumsum (g, counts), Delta, kept] to cumsum(keep) - 1 (dropped tuples go
+    # out of bounds) and one of the values
     dest = jnp.where(keep, jnp.cumsum(keep, axis=1) - 1, cap)
-    put = lambda fill, a: (
-        jnp.full((p, cap) + a.shape[2:], fill, a.dtype).at[rows, dest].set(a, mode="drop")
-    )
-    kept = put(False, keep)
-    cum_g = put(0, jnp.cumsum(g, axis=1))
-    cum_cc = put(0, jnp.cumsum(cc, axis=1))
-    g_out = jnp.where(kept, jnp.diff(cum_g, axis=1, prepend=0), 0)
-    cc_out = jnp.where(
-        kept[:, :, None], jnp.diff(cum_cc, axis=1, prepend=jnp.zeros((p, 1, c), cc.dtype)), 0
-    )
-    v_out = put(jnp.inf, v)
-    d_out = put(0, d)
-    return GKClass(v_out, g_out, d_out, cc_out, thr, state.epsilon, state.chunk_size)
+    out = jnp.concatenate([jnp.cumsum(pack[:, :, : 1 + c], axis=1), d[:, :, None],
+                           jnp.ones((p, m, 1), jnp.int32)], axis=2)
+    put = jnp.zeros((p, cap, 3 + c), jnp.int32).at[rows, dest].set(out, mode="drop")
+    kept = put[:, :, -1] > 0
+    diff = jnp.diff(put[:, :, : 1 + c], axis=1, prepend=jnp.zeros((p, 1, 1 + c), jnp.int32))
+    g_out = jnp.where(kept, diff[:, :, 0], 0)
+    cc_out = jnp.where(kept[:, :, None], diff[:, :, 1:], 0)
+    v_out = jnp.full((p, cap), jnp.inf, v.dtype).at[rows, dest].set(v, mode="drop")
+    return GKClass(v_out, g_out, put[:, :, 1 + c], cc_out, thr, state.epsilon, state.chunk_size)
 
 
 @jax.jit

@@ -40,20 +40,6 @@ FSNB_EVALUATIONS = {"synthetic": 6732, "diabetes": 905}
 # fsNB Table 2 (Diabetes): METHODS.md restates fsNB's errors only, one per quartile threshold.
 FSNB_TABLE2_ERROR = {"fsNB": [0.21, 0.26, 0.16]}
 
-# ESANN Table 1: (number of selected features, test error).
-ESANN_TABLE1 = {
-    "MI filter": (422, 0.1387),
-    "mRMR filter": (19, 0.1435),
-    "forward (error)": (136, 0.1237),
-    "forward (prob)": (207, 0.1225),
-    "backward (error)": (27, 0.1308),
-    "backward (prob)": (86, 0.1283),
-    "forward-backward (error)": (92, 0.1238),
-    "forward-backward (prob)": (123, 0.1237),
-    "backward-forward (error)": (112, 0.1267),
-    "backward-forward (prob)": (122, 0.1168),
-}
-
 # L1NB Table 2 (Flags, religion): (value, selected predictors); METHODS.md gives no predictor count
 # for NB+FSS and WNB+FSS.
 L1NB_FLAGS = {

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_selective import _crit  # the shared NumPy reference criterion
 
 from jaxnb.estimators_search import SelectiveNB
 from jaxnb.methods import selective as sel
@@ -23,17 +24,6 @@ def _problem(seed, n=60, p=10, c=2):
         L[:, p - 1 - k] = L[:, k] + 0.3 * rng.normal(size=(n, c))
     bias = np.log(np.bincount(y, minlength=c) / n)
     return L, bias, y.astype(np.int32)
-
-
-def _crit(S, y, criterion, w):
-    if criterion == "error":
-        v = (np.argmax(S, 1) != y).astype(float)
-    else:
-        lp = S - S.max(1, keepdims=True)
-        lp = lp - np.log(np.exp(lp).sum(1, keepdims=True))
-        t = lp[np.arange(len(y)), y]
-        v = 1 - np.exp(t) if criterion == "error_probability" else -t
-    return (v * w).sum() / w.sum()
 
 
 def ref_floating(L, bias, y, w, direction, criterion, max_features=None, initial_mask=None):

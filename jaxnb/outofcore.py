@@ -687,34 +687,49 @@ def _chunk_stats(x, y, w, n_valid, *, layout, n_classes, labels_coded, block_siz
     if not _fast_path_ok(layout, n_blk):
         return _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size)
     dtype = _float_dtype()
-    n = x.shape[0]
-    bs = n if block_size is None or block_size >= n else int(block_size)
-    nb, tail = n // bs, n - (n // bs) * bs
-    head = _take(x[:bs], layout.continuous).astype(dtype)
-    obs = jnp.isfinite(head)
-    shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
-    row_ids = jnp.arange(bs, dtype=jnp.int32)
 
-    def block(start, size):
-        sl = lambda a: None if a is None else lax.dynamic_slice_in_dim(a, start, size, 0)
-        rows = (start + row_ids[:size]) < n_valid
-        return _fast_block_sums(sl(x), sl(y), sl(w), rows, shift, layout, n_classes, dtype)
+    def block(xs, ys, ws, rows, shift):
+        return _fast_block_sums(xs, ys, ws, rows, shift, layout, n_classes, dtype)
 
     def fold(carry, new):
         return jax.tree.map(jnp.add, carry[0], new[0]), carry[1] | new[1]
 
-    carry = block(jnp.int32(0), bs)
-    if nb > 1:
-        carry = lax.fori_loop(1, nb, lambda i, c: fold(c, block(i * bs, bs)), carry)
-    if tail:
-        carry = fold(carry, block(jnp.int32(nb * bs), tail))
-    sums, suspicious = carry
+    (sums, suspicious), shift = _over_blocks(x, y, w, n_valid, layout, block_size, block, fold)
     fast = (_finish_sums(sums, shift, layout), jnp.zeros((2,), jnp.int32))
     return lax.cond(
         suspicious,
         lambda: _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size),
         lambda: fast,
     )
+
+
+def _over_blocks(x, y, w, n_valid, layout, block_size, block, fold, with_start=False):
+    """Fold ``block`` over a chunk's row blocks (a `fori_loop` over full blocks, then the tail).
+
+    The continuous columns are centred on the observed mean of the first block (``shift``, returned
+    with the folded carry) so the per-block sums of squares stay accurate. ``block(xs, ys, ws,
+    rows, shift[, start])`` sees one block (``rows``: which of its rows are < ``n_valid``).
+    """
+    n = x.shape[0]
+    bs = n if block_size is None or block_size >= n else int(block_size)
+    nb, tail = n // bs, n - (n // bs) * bs
+    head = _take(x[:bs], layout.continuous).astype(_float_dtype())
+    obs = jnp.isfinite(head)
+    shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
+    row_ids = jnp.arange(bs, dtype=jnp.int32)
+
+    def one(start, size):
+        sl = lambda a: None if a is None else lax.dynamic_slice_in_dim(a, start, size, 0)
+        rows = (start + row_ids[:size]) < n_valid
+        extra = (start,) if with_start else ()
+        return block(sl(x), sl(y), sl(w), rows, shift, *extra)
+
+    carry = one(jnp.int32(0), bs)
+    if nb > 1:
+        carry = lax.fori_loop(1, nb, lambda i, c: fold(c, one(i * bs, bs)), carry)
+    if tail:
+        carry = fold(carry, one(jnp.int32(nb * bs), tail))
+    return carry, shift
 
 
 def _finish_sums(sums, shift, layout):
@@ -737,20 +752,9 @@ def _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size):
     suspicious chunk.
     """
     dtype = _float_dtype()
-    n = x.shape[0]
-    bs = n if block_size is None or block_size >= n else int(block_size)
-    nb, tail = n // bs, n - (n // bs) * bs
-    head = _take(x[:bs], layout.continuous).astype(dtype)
-    obs = jnp.isfinite(head)
-    shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
-    row_ids = jnp.arange(bs, dtype=jnp.int32)
 
-    def block(start, size):
-        sl = lambda a: None if a is None else lax.dynamic_slice_in_dim(a, start, size, 0)
-        rows = (start + row_ids[:size]) < n_valid
-        sums, flags = _block_sums_checked(
-            sl(x), sl(y), sl(w), rows, shift, layout, n_classes, dtype
-        )
+    def block(xs, ys, ws, rows, shift, start):
+        sums, flags = _block_sums_checked(xs, ys, ws, rows, shift, layout, n_classes, dtype)
         first = start + jnp.argmax(flags != 0).astype(jnp.int32)
         return sums, _or_reduce(flags, 0), first
 
@@ -760,12 +764,9 @@ def _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size):
         first = jnp.where((flags == 0) & (b_flags != 0), b_first, first)
         return jax.tree.map(jnp.add, sums, b_sums), flags | b_flags, first
 
-    carry = block(jnp.int32(0), bs)
-    if nb > 1:
-        carry = lax.fori_loop(1, nb, lambda i, c: fold(c, block(i * bs, bs)), carry)
-    if tail:
-        carry = fold(carry, block(jnp.int32(nb * bs), tail))
-    sums, flags, first = carry
+    (sums, flags, first), shift = _over_blocks(
+        x, y, w, n_valid, layout, block_size, block, fold, with_start=True
+    )
     stats = _finish_sums(sums, shift, layout)
     status = jnp.stack([flags, jnp.where(flags != 0, first, 0)])
     return stats, status

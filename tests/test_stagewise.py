@@ -147,6 +147,46 @@ def test_path_matches_numpy_reference(seed, criterion, step_rule):
                                   np.broadcast_to(A[-1], (max_iter + 1 - n_iter, A.shape[1])))
 
 
+def test_path_matches_numpy_reference_many_states():
+    """Predictors with more states than the select chain handles take the gather branch."""
+    assert 20 > sw._SELECT_MAX_STATES
+    codes, values, y, ns, c = _data(6, n=80, m=20)
+    eps, v, patience, max_iter = 0.1, 5, 6, 25
+    o1, o0 = _omegas(codes, values, y, ns, c)
+    path = sw.fsnb_path(o1, o0, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
+                        jnp.ones(len(y)), epsilon=eps, patience=patience, n_steps=v,
+                        max_iter=max_iter, k_max=sw.n_units(eps))
+    A, C, E, moves = _ref_fsnb(codes, values, y, ns, c, eps, v, "t_eps", "error", patience,
+                               max_iter)
+    n_iter = int(path.n_iter)
+    assert n_iter == len(moves)
+    np.testing.assert_allclose(np.asarray(path.alpha[: n_iter + 1]), A, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(path.error[: n_iter + 1]), E, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("select_max", [16, 0])
+def test_level_contributions_equal_per_alpha_contributions(monkeypatch, select_max):
+    """Candidate contributions per (predictor, level) equal `_contributions` at that α, with
+    missing codes (-1) and values (NaN) contributing 0, on both discrete branches."""
+    monkeypatch.setattr(sw, "_SELECT_MAX_STATES", select_max)
+    codes, values, y, _, c = _data(12, n=50, q=3, r=2, m=4)
+    ns = (4, 5, 4)  # unequal state counts
+    codes[5:9, 1] = -1
+    values[7:12, 0] = np.nan
+    o1, o0 = _omegas(codes, values, y, ns, c)
+    g = sw._gather(o1, o0, jnp.asarray(codes), jnp.asarray(values))
+    eps, kmax = 0.1, 10
+    levels = np.random.default_rng(1).integers(0, kmax + 1, (5, 7))
+    got = np.asarray(sw._levels_contributions(g, jnp.asarray(levels), eps, kmax, ns))
+    assert got.shape == (5, 7, c, 50)
+    for t in range(7):
+        a = np.where(levels[:, t] >= kmax, 1.0, levels[:, t] * eps)
+        want = np.asarray(sw._contributions(g, jnp.asarray(a)))  # (n, p, c)
+        np.testing.assert_allclose(got[:, t], np.transpose(want, (1, 2, 0)), rtol=1e-13,
+                                   atol=1e-13)
+    assert np.all(got[1, :, :, 5:9] == 0.0) and np.all(got[3, :, :, 7:12] == 0.0)
+
+
 def test_full_path_reaches_one_and_counts_evaluations():
     codes, values, y, ns, c = _data(5)
     eps, v = 0.2, 5
@@ -187,7 +227,7 @@ def test_vmap_over_datasets_equals_loop():
 def test_no_recompilation_for_same_shapes():
     """New data, ε and patience of the same shapes reuse the compiled search.
 
-    k_max = ⌈1/ε⌉ is static (it sizes the precomputed level table); ε values sharing it
+    k_max = ⌈1/ε⌉ is static (the ε-unit cap of the integer levels); ε values sharing it
     (0.25, 0.26, 0.3 all give k_max = 4) share one compilation.
     """
     runs = []

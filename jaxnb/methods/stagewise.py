@@ -165,6 +165,7 @@ class _Gathered(eqx.Module):
     """
 
     flat: jax.Array  # (n, q) int, offset_i + x_ri (0 where missing)
+    codes: jax.Array  # (n, q) int, x_ri (-1 where missing)
     seg: jax.Array  # (K,) int, predictor of each CPT row
     cpt1: jax.Array  # (K, c)
     cpt0: jax.Array  # (K, c)
@@ -184,14 +185,16 @@ def _gather(omega1: NBParams, omega0: NBParams, codes, values) -> _Gathered:
         off = jnp.asarray(state_offsets(omega1.n_states))
         miss = codes < 0
         flat = jnp.where(miss, 0, codes) + off[None, :]
+        codes = jnp.where(miss, -1, codes)
     else:
         miss = jnp.zeros((n, 0), bool)
         flat = jnp.zeros((n, 0), jnp.int32)
+        codes = flat
     seg = jnp.asarray(state_segments(omega1.n_states))
     obs = jnp.isfinite(values)
     x = jnp.where(obs, values, 0.0)
     t = lambda a: a.T[None]  # (c, r) -> (1, r, c)
-    return _Gathered(flat, seg, omega1.cpt, omega0.cpt, ~miss[..., None], x[..., None],
+    return _Gathered(flat, codes, seg, omega1.cpt, omega0.cpt, ~miss[..., None], x[..., None],
                      obs[..., None], t(omega1.mean), t(omega0.mean), t(omega1.std), t(omega0.std))
 
 
@@ -221,17 +224,56 @@ def _check_static(criterion, step_rule, n_steps, max_iter):
         raise ValueError(f"max_iter must be a positive int; got {max_iter!r}")
 
 
-def _level_table(g: _Gathered, eps, k_max: int, dtype):
-    """T[i, k] = L_i(α = min(1, kε))ᵀ for every predictor i and level k = 0..k_max.
+_SELECT_MAX_STATES = 16
 
-    Shape (p, k_max+1, c, n). Computed once per fit with the same operations as `_contributions`,
-    so a candidate's contribution is a gather and the search loop has no transcendental functions.
+
+def _levels_contributions(g: _Gathered, levels, eps, k_max: int, n_states):
+    """L_i(α = min(1, kε))ᵀ for predictor i at the levels ``levels[i, t]``: shape (p, v, c, n).
+
+    The same operations as `_contributions`, per (predictor, level) instead of one α per predictor:
+    a discrete predictor's (K, v, c) table of logs is formed on its CPT rows and picked by the
+    rows' codes, a Gaussian one's mean and scale are formed per (i, t, j) and only the standardised
+    square is per row. ``levels``: (p, v) int in 0..k_max.
     """
-    levels = jnp.arange(k_max + 1, dtype=jnp.int32)
-    a = path_alpha(levels, jnp.asarray(eps, dtype), k_max).astype(dtype)  # (K+1,)
-    p = g.flat.shape[1] + g.x.shape[1]
-    T = jax.vmap(lambda ak: _contributions(g, jnp.full((p,), ak, dtype)))(a)  # (K+1, n, p, c)
-    return jnp.transpose(T, (2, 0, 3, 1))  # (p, K+1, c, n)
+    q = g.flat.shape[1]
+    dtype = g.cpt1.dtype if q else g.mu1.dtype
+    a = path_alpha(levels, eps, k_max).astype(dtype)  # (p, v)
+    c = g.cpt1.shape[1] if q else g.mu1.shape[2]
+    n = g.flat.shape[0]
+    parts = []
+    if q:
+        ar = a[:q][g.seg][:, :, None]  # (K, v, 1)
+        table = jnp.log(ar * g.cpt1[:, None, :] + (1.0 - ar) * g.cpt0[:, None, :])  # (K, v, c)
+        m_max = max(n_states)
+        if m_max <= _SELECT_MAX_STATES:
+            # per-row value by a static chain of selects over the few states: elementwise, so
+            # XLA fuses it with the candidate criterion (a per-element gather does not vectorize)
+            off = state_offsets(n_states)
+            pad = np.array([[off[i] + min(k, m - 1) for k in range(m_max)]
+                            for i, m in enumerate(n_states)])
+            tab = jnp.transpose(table[pad], (0, 2, 3, 1))  # (q, v, c, m_max)
+            codes = g.codes.T[:, None, None, :]  # (q, 1, 1, n); missing (-1) matches no state
+            disc = jnp.zeros(tab.shape[:3] + (n,), dtype)
+            for k in range(m_max):
+                disc = jnp.where(codes == k, tab[..., k:k + 1], disc)
+        else:
+            disc = jnp.transpose(table[g.flat], (1, 2, 3, 0))  # (q, v, c, n)
+            disc = jnp.where(g.disc_obs[:, :, 0].T[:, None, None, :], disc, 0.0)
+        parts.append(disc)
+    if g.x.shape[1]:
+        ac = a[q:][:, :, None]  # (r, v, 1)
+        mu1, mu0 = g.mu1[0][:, None, :], g.mu0[0][:, None, :]  # (r, 1, c)
+        sd1, sd0 = g.sd1[0][:, None, :], g.sd0[0][:, None, :]
+        mu = (ac * mu1 + (1.0 - ac) * mu0)[..., None]  # (r, v, c, 1)
+        sd = (ac * sd1 + (1.0 - ac) * sd0)[..., None]
+        x = g.x[:, :, 0].T[:, None, None, :]  # (r, 1, 1, n)
+        z = (x - mu) / sd
+        cont = -0.5 * z * z - jnp.log(sd) - 0.5 * _LOG_2PI
+        obs = g.cont_obs[:, :, 0].T[:, None, None, :]
+        parts.append(jnp.where(obs, cont, 0.0))
+    if not parts:
+        return jnp.zeros((0,) + levels.shape[1:] + (c, n), dtype)
+    return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=0)
 
 
 def _candidate_criterion(scores, y, onehot, weight, wsum, criterion):
@@ -287,13 +329,14 @@ def fsnb_path(
 ) -> StagewisePath:
     r"""Forward stagewise NB path (fsNB Algorithm 1) in one ``lax.while_loop``.
 
-    Implementation: the contribution of every predictor at every ε-level,
-    ``T[i, k] = L_i(min(1, kε))`` (p × (k_max+1) × c × n, the parameters' dtype), is computed once
-    before the loop. An iteration is then gathers, adds and compares only: the current
-    contributions ``T[i, k_i]``, the total score S, and for every candidate (i, t) the criterion of
-    ``S − T[i, k_i] + T[i, min(k_max, k_i + t)]`` (all p × v candidates in one fused batched
-    expression; no host round trip in the loop). Memory: the table holds (k_max + 1) copies of the
-    (n, p, c) log-contribution array (≈ 0.7 M floats for the Table-1 problem).
+    Implementation: the carry holds the current contributions ``L_i(α_i)`` (p × c × n) and the
+    total score S. An iteration forms the contributions of every candidate level,
+    ``L_i(min(1, (k_i + t)ε))`` for all p × v candidates (`_levels_contributions`: logs only on
+    the CPT rows and the per-(i, t, j) Gaussian scales, then per-row selects or standardised
+    squares), and the criterion of ``S − L_i(α_i) + L_i(α_i + tε)`` for each, in one fused batched
+    expression; the chosen candidate's contributions replace row i* of the carry. Nothing is
+    precomputed per ε-level (an earlier version tabulated all k_max + 1 levels before the loop,
+    which cost more than a short search itself), and there is no host round trip in the loop.
 
     Args:
       omega1, omega0: Ω⁽¹⁾ (class-conditional MLE) and Ω⁽⁰⁾ (marginal) parameters.
@@ -308,8 +351,8 @@ def fsnb_path(
       step_rule: ``"t_eps"`` (α ← α + t*ε, the pseudocode) or ``"eps"`` (α ← α + ε) (static).
       criterion: ``"error"``, ``"error_probability"`` or ``"log_loss"`` (static).
       max_iter: iteration budget and the number of path rows − 1 (static).
-      k_max: ⌈1/ε⌉ (`n_units`; static — it sizes the level table; ε values with the same k_max
-        share one compilation).
+      k_max: ⌈1/ε⌉ (`n_units`; static — the level cap of the integer ε-units; ε values with the
+        same k_max share one compilation).
 
     Returns:
       `StagewisePath`.
@@ -330,12 +373,9 @@ def fsnb_path(
     wsum = weight.sum()
     y = y.astype(jnp.int32)
     onehot = jax.nn.one_hot(y, bias.shape[-1], dtype=bool).T  # (c, n)
-    T = _level_table(g, eps, k_max, dtype)  # (p, K+1, c, n)
-    rows_p = jnp.arange(p)
 
-    def current(units):  # (p, c, n) contributions and (n, c) total score of the model `units`
-        L = T[rows_p, units]
-        return L, bias[None, :] + L.sum(0).T
+    def total(L):  # (n, c) total score of the model whose contributions are L (p, c, n)
+        return bias[None, :] + L.sum(0).T
 
     def record(units, S):
         a = path_alpha(units, eps, k_max)
@@ -346,7 +386,8 @@ def fsnb_path(
         return a, crit, err, ll, 2.0 * ll + 2.0 * d / wsum, d
 
     units0 = jnp.zeros((p,), jnp.int32)
-    L0, S0 = current(units0)
+    L0 = _levels_contributions(g, units0[:, None], eps, k_max, omega1.n_states)[:, 0]  # (p, c, n)
+    S0 = total(L0)
     a0, c0, e0, l0, aic0, d0 = record(units0, S0)
     m = max_iter + 1
     path = dict(
@@ -371,7 +412,8 @@ def fsnb_path(
         units, L, S, it, best, since, n_eval, path = carry
         base = S.T[None, :, :] - L  # (p, c, n): score without predictor i's current term
         lev = jnp.minimum(units[:, None] + ts[None, :], k_max)  # (p, v)
-        cand = base[:, None] + T[rows_p[:, None], lev]  # (p, v, c, n)
+        contrib = _levels_contributions(g, lev, eps, k_max, omega1.n_states)  # (p, v, c, n)
+        cand = base[:, None] + contrib
         C = _candidate_criterion(cand, y, onehot, weight, wsum, criterion)  # (p, v)
         open_ = units < k_max
         C = jnp.where(open_[:, None], C, jnp.inf)
@@ -380,9 +422,11 @@ def fsnb_path(
         i, t = (j // n_steps).astype(jnp.int32), (j % n_steps + 1).astype(jnp.int32)
         move = t if step_rule == "t_eps" else jnp.int32(1)
         units = units.at[i].set(jnp.minimum(units[i] + move, k_max))
+        # the new level of i is lev[i, move - 1]: its contributions were just computed
+        L = L.at[i].set(contrib[i, move - 1])
         n_eval = n_eval + n_steps * open_.sum().astype(jnp.int32)
         it = it + 1
-        L, S = current(units)
+        S = total(L)
         a_new, c_new, e_new, l_new, aic_new, d_new = record(units, S)
         improved = flat[j] < best
         best = jnp.where(improved, flat[j], best)

@@ -9,10 +9,11 @@ Every predictor i is interpolated between "removed" and "fully included" (fsNB E
 
 so its log-contribution is, for a discrete predictor,
 ``L_i(a)[r, j] = log(a θ⁽¹⁾[x_ri, j] + (1 − a) θ⁽⁰⁾[x_ri, j])`` and, for a Gaussian one,
-``log N(x_ri; a μ⁽¹⁾_ij + (1 − a) μ⁽⁰⁾_i, (a σ⁽¹⁾_ij + (1 − a) σ⁽⁰⁾_i)²)``. Neither is linear in ``a``,
-so a candidate move is evaluated by recomputing predictor i's contribution: with the current total
-score ``S = log π + Σ_i L_i(α_i)`` the candidate (i, t) scores ``S − L_i(α_i) + L_i(min(1, α_i + tε))``.
-The per-row gathers ``θ⁽¹⁾[x_ri]``, ``θ⁽⁰⁾[x_ri]`` are precomputed once, shape (n, q, c) each.
+``log N(x_ri; a μ⁽¹⁾_ij + (1 − a) μ⁽⁰⁾_i, (a σ⁽¹⁾_ij + (1 − a) σ⁽⁰⁾_i)²)``. Neither is linear in
+``a``, so a candidate move is evaluated by recomputing predictor i's contribution: with the current
+total score ``S = log π + Σ_i L_i(α_i)`` the candidate (i, t) scores
+``S − L_i(α_i) + L_i(min(1, α_i + tε))``. Logs are taken on the CPT rows (and the Gaussian scales)
+only; rows pick their values by code.
 
 Algorithm 1, as implemented (`fsnb_path`):
 
@@ -23,7 +24,8 @@ Algorithm 1, as implemented (`fsnb_path`):
    (``step_rule="t_eps"``, the pseudocode) or α_{i*} ← min(1, α_{i*} + ε) (``step_rule="eps"``, the
    prose: "the predictor ... will be updated by ε").
 3. Ties: the best candidate is the first one, in (i, t) order (predictor-major), with the lowest
-   criterion value — the pseudocode's ``if error < error*`` with ``error* = ∞`` scanned over i then t.
+   criterion value — the pseudocode's ``if error < error*`` with ``error* = ∞`` scanned over i
+   then t.
    A move is made every iteration, even when it does not lower the criterion.
 4. Early stopping (paper §5): stop once the best criterion value seen has not strictly improved for
    ``patience`` consecutive iterations (the paper gives no value; ``None`` disables it).
@@ -36,10 +38,11 @@ Criteria (all weighted by ``weight``; folds and validation splits are 0/1 weight
 ``"error_probability"`` (1/N) Σ_r (1 − P(y_r | x_r)), ``"log_loss"`` −(1/N) Σ_r log P(y_r | x_r).
 
 The result (`StagewisePath`) keeps the whole path in fixed-size arrays of ``max_iter + 1`` rows
-(row 0 is α = 0): α, criterion, error rate, log loss, AIC = Q + 2d/N with Q = −(2/N) Σ_r log P(y_r|x_r)
-and d = #{α_i > 0} (Eq. 14), the move (i*, t*), the cumulative number of candidate evaluations, and
-``n_iter``. Rows after ``n_iter`` repeat the final model, so ``argmin`` over a path column never
-leaves the computed part and paths of different lengths stack (vmap over data sets or folds).
+(row 0 is α = 0): α, criterion, error rate, log loss, AIC = Q + 2d/N with
+Q = −(2/N) Σ_r log P(y_r|x_r) and d = #{α_i > 0} (Eq. 14), the move (i*, t*), the cumulative
+number of candidate evaluations, and ``n_iter``. Rows after ``n_iter`` repeat the final model,
+so ``argmin`` over a path column never leaves the computed part and paths of different lengths
+stack (vmap over data sets or folds).
 """
 
 from __future__ import annotations
@@ -77,7 +80,7 @@ _NO_PATIENCE = np.iinfo(np.int32).max
 
 
 class StagewisePath(eqx.Module):
-    """The fsNB path; arrays have ``max_iter + 1`` rows (row 0: α = 0), rows > n_iter repeat the last.
+    """The fsNB path: ``max_iter + 1`` rows (row 0: α = 0); rows > n_iter repeat the last one.
 
     Attributes:
       alpha: (m+1, p) interpolation coefficients after each iteration.
@@ -125,7 +128,8 @@ def criterion_from_scores(scores, y, weight, criterion):
     r"""Criterion of joint scores ``scores[..., n, c]`` (reduced over rows n), any leading axes.
 
     ``"error"``: Σ_r w_r [argmax_j scores ≠ y_r] / Σ w (ties: lowest class index);
-    ``"error_probability"``: Σ_r w_r (1 − P(y_r | x_r)) / Σ w; ``"log_loss"``: −Σ_r w_r log P(y_r|x_r) / Σ w.
+    ``"error_probability"``: Σ_r w_r (1 − P(y_r | x_r)) / Σ w;
+    ``"log_loss"``: −Σ_r w_r log P(y_r|x_r) / Σ w.
     """
     lead = (1,) * (scores.ndim - 2)
     wsum = weight.sum()

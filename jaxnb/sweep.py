@@ -30,17 +30,33 @@ Built-in methods (`available_sweep_methods`; add more with `register_sweep_metho
   solved as one warm-started path (`group_lasso_path`) per fold; options ``alpha`` (Lidstone in the
   NLL, default 1.0 here so that predictions never meet log 0), ``adaptive``, ``continuous_scale``,
   ``relative`` (grid values are fractions of each fold's ``lambda_max``), ``max_steps``, ``tol``.
+  Reports ``train_aic`` (AIC = Q + 2d/N on the training rows, `jaxnb.GroupLassoNB`'s
+  ``path_["aic"]``) at every penalty, so that the AIC model can be selected from the table.
+* ``"wnb"``: weighted NB with Ferreira weights (fsNB Eqs. 6–7,
+  `jaxnb.methods.weighted.ferreira_weights`), scores ``log π_j + Σ_i w_i log f(x_i | j)``, grid
+  over ``alpha``; options ``n_bins`` (5), ``state_weighting`` ("uniform"), ``var_smoothing``;
+  equals ``WeightedNB(scheme="ferreira")``.
 * ``"fsnb"`` (registered when `jaxnb.methods.stagewise` is importable): forward stagewise NB,
   grid over ``epsilon`` and ``patience``; options ``n_steps``, ``step_rule``, ``criterion``,
   ``selection`` (``"aic"`` as `jaxnb.StagewiseNB`'s default, or ``"last"``), ``alpha``,
   ``var_smoothing``.
+* ``"snb"`` (same condition; `jaxnb.methods.selective` builds on stagewise): selective NB,
+  `selective_path` on the training rows, grid over ``alpha``; options ``direction`` ("forward",
+  "backward", or a floating one), ``criterion`` ("error", "error_probability", "log_loss"),
+  ``stopping`` ("improve": Langley & Sage, the model is the path's last subset; "full": the
+  smallest subset with the lowest criterion along the path), ``max_steps``, ``max_features``,
+  ``var_smoothing``; equals `jaxnb.SelectiveNB` with the same arguments.
+
+The options of ``"snb"`` and ``"wnb"`` are checked on the host before compilation (their
+``prepare`` hooks): an unknown option or a bad value raises a ValueError naming it.
 
 Metrics of every task: ``train_error``, ``train_log_loss`` (training rows), ``valid_error``,
 ``valid_log_loss`` (held-out fold, when ``folds`` is set), ``test_error``, ``test_log_loss`` (the
-data set's ``*_test`` arrays, when present), plus method-specific counts (``n_active``,
-``n_selected``, ``n_noisy_selected`` when the data carry a ``noisy`` mask, ``n_iter``). Errors are
-weighted misclassification rates with argmax ties to the lowest class index, as the estimators'
-``predict``.
+data set's ``*_test`` arrays, when present), plus method-specific ones (``n_active``,
+``n_selected``, ``n_noisy_selected`` when the data carry a ``noisy`` mask, ``n_iter``,
+``n_evaluations``, ``train_aic``; fsNB adds ``selected_iter``, the AIC-chosen path row). Errors
+are weighted misclassification rates with argmax ties to the lowest class index, as the
+estimators' ``predict``.
 
 The result is a `SweepResult`: the metric arrays with axes (data set, grid point, fold, seed) and a
 tidy table (NumPy structured array; ``rows()`` gives a list of dicts, ``to_pandas()`` a DataFrame
@@ -62,7 +78,11 @@ from jax import lax
 from jax.sharding import PartitionSpec as P
 
 from . import likelihood as lk
+from ._checks import check_choice as _check_choice
+from ._checks import check_int as _check_int
+from ._checks import check_real as _check_real
 from .methods.nb import fit_stats
+from .model_selection import aic as _aic
 from .params import NBParams, fit_marginal, fit_mle
 
 __all__ = [
@@ -201,6 +221,12 @@ def _group_lasso_fit_eval(
 
     With ``relative=True`` the grid values are fractions of each problem's ``lambda_max`` (1 removes
     every predictor), which makes one grid meaningful across data sets and folds.
+
+    Besides the `_evaluate_all` metrics and ``n_active`` (d, the predictors not removed), reports
+    ``train_aic`` = AIC = −(2/N) Σ_r w_r log P(y_r | x_r) + 2d/N on the training rows, N = Σ_r w_r
+    (`jaxnb.model_selection.aic`, fsNB Eq. 14 analogue; `jaxnb.GroupLassoNB`'s ``path_["aic"]``),
+    so that the AIC model of the path can be picked from the table (first minimum over the
+    penalties in decreasing order, as the estimator).
     """
     from .methods import group_lasso as gl
 
@@ -221,7 +247,10 @@ def _group_lasso_fit_eval(
     def one(params, active):
         nb = NBParams(log_prior, params.cpt, params.mean, params.std, tuple(n_states))
         out = _evaluate_all(lambda c, v: lk.log_joint(nb, c, v), d, train_w, valid_w)
-        out["n_active"] = jnp.sum(active).astype(jnp.int32)
+        n_active = jnp.sum(active).astype(jnp.int32)
+        out["n_active"] = n_active
+        lp = lk.log_posterior(nb, d["codes_train"], d["values_train"])
+        out["train_aic"] = _aic(lp, d["y_train"], n_active, train_w)
         if noisy is not None:
             out["n_noisy_selected"] = jnp.sum(active & noisy).astype(jnp.int32)
         return out
@@ -232,7 +261,7 @@ def _group_lasso_fit_eval(
 
 
 def _fsnb_prepare(grid, options, n_predictors):
-    """Static k_max = ⌈1/ε⌉ sizes fsNB's level table: one group (one compilation) per k_max."""
+    """Static k_max = ⌈1/ε⌉ (fsNB's integer level cap): one group (one compilation) per k_max."""
     from .methods import stagewise as sw
 
     eps = np.asarray(grid["epsilon"], np.float64)
@@ -304,8 +333,181 @@ def _fsnb_fit_eval(
     out = _evaluate_all(score, d, train_w, valid_w)
     out["n_selected"] = jnp.sum(a > 0).astype(jnp.int32)
     out["n_iter"] = path.n_iter.astype(jnp.int32)
+    out["selected_iter"] = jnp.asarray(idx).astype(jnp.int32)
+    out["n_evaluations"] = path.n_evaluations[path.n_iter].astype(jnp.int32)
     if "noisy" in d:
         out["n_noisy_selected"] = jnp.sum((a > 0) & d["noisy"]).astype(jnp.int32)
+    return out
+
+
+def _check_options(method, options, allowed):
+    """Unknown static options of a sweep method: a ValueError naming them (before any tracing)."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"unknown option(s) {unknown} for sweep method {method!r}; allowed: {sorted(allowed)}"
+        )
+
+
+def _check_alpha_grid(grid):
+    """Lidstone ``alpha`` grid values must be finite and >= 0."""
+    a = np.asarray(grid["alpha"], np.float64)
+    if not np.isfinite(a).all() or (a < 0).any():
+        raise ValueError(f"grid['alpha'] must hold finite values >= 0; got {a.tolist()}")
+
+
+_SNB_OPTIONS = ("direction", "criterion", "stopping", "max_steps", "max_features", "var_smoothing")
+
+
+def _snb_prepare(grid, options, n_predictors):
+    r"""Eager checks of the ``"snb"`` grid (``alpha`` ≥ 0) and static options (on the host)."""
+    from .methods import selective as sel
+
+    del n_predictors
+    _check_options("snb", options, _SNB_OPTIONS)
+    if "alpha" not in grid:
+        raise ValueError("the 'snb' grid needs an 'alpha' entry (Lidstone pseudo-count)")
+    _check_alpha_grid(grid)
+    _check_choice("direction", options.get("direction", "forward"), sel.DIRECTIONS)
+    _check_choice("criterion", options.get("criterion", "error"), sel.CRITERIA)
+    _check_choice("stopping", options.get("stopping", "improve"), sel.STOPPING)
+    _check_int("max_steps", options.get("max_steps"), 1, allow_none=True)
+    _check_int("max_features", options.get("max_features"), 1, allow_none=True)
+    _check_real("var_smoothing", options.get("var_smoothing", 1e-9), 0.0)
+    return grid, options
+
+
+def _snb_fit_eval(
+    d,
+    hyper,
+    train_w,
+    valid_w,
+    key,
+    *,
+    n_states,
+    n_classes,
+    direction="forward",
+    criterion="error",
+    stopping="improve",
+    max_steps=None,
+    max_features=None,
+    var_smoothing=1e-9,
+):
+    r"""Selective NB (`jaxnb.methods.selective.selective_path`) on the training weights.
+
+    Ω⁽¹⁾ = ``fit_mle(stats, alpha, var_smoothing)`` of the training rows; L[r, i, j] =
+    log f(x_ri | j; Ω⁽¹⁾_i) (`mle_contributions`); the greedy search scores every subset S on the
+    training rows (weights ``train_w``) by ``criterion`` with joint scores
+    ``s_rj = log π_j + Σ_i S_i L[r, i, j]``. The model is
+
+    * ``stopping="improve"`` (Langley & Sage): the last subset of the path, ``mask[n_steps]``
+      (every accepted move strictly improved the criterion);
+    * ``stopping="full"``: the smallest subset among those with the lowest criterion along the
+      path (ties: the first), as `jaxnb.SelectiveNB` without a validation split.
+
+    Same model as ``SelectiveNB(alpha=alpha, var_smoothing=var_smoothing, direction=...,
+    criterion=..., stopping=..., max_features=...)`` fitted on the training rows. Extra metrics:
+    ``n_selected`` = |S|, ``n_evaluations`` (candidate subsets evaluated, the final non-improving
+    step included), ``n_noisy_selected`` when the data carry ``noisy``.
+    """
+    from .methods import selective as sel
+
+    del key
+    stats = _train_stats(d, train_w, n_states, n_classes)
+    o1 = fit_mle(stats, hyper["alpha"], var_smoothing)
+    L = sel.mle_contributions(o1, d["codes_train"], d["values_train"])
+    path = sel.selective_path(
+        L,
+        o1.log_prior,
+        d["y_train"],
+        train_w,
+        direction=direction,
+        criterion=criterion,
+        stopping=stopping,
+        max_steps=max_steps,
+        max_features=max_features,
+    )
+    if stopping == "improve":
+        idx = path.n_steps
+    else:  # select_along_path(criterion, "min_smallest", sizes=size, n_valid=n_steps + 1)
+        valid = jnp.arange(path.criterion.shape[0]) <= path.n_steps
+        crit = jnp.where(valid, path.criterion, jnp.inf)
+        best = valid & (crit == jnp.min(crit))
+        idx = jnp.argmin(jnp.where(best, path.size, jnp.iinfo(jnp.int32).max))
+    mask = path.mask[idx]
+
+    def score(c, v):
+        Lc = sel.mle_contributions(o1, c, v)
+        return o1.log_prior[None, :] + jnp.einsum("npc,p->nc", Lc, mask.astype(Lc.dtype))
+
+    out = _evaluate_all(score, d, train_w, valid_w)
+    out["n_selected"] = jnp.sum(mask).astype(jnp.int32)
+    out["n_evaluations"] = jnp.asarray(path.total_evaluations).astype(jnp.int32)
+    if "noisy" in d:
+        out["n_noisy_selected"] = jnp.sum(mask & d["noisy"]).astype(jnp.int32)
+    return out
+
+
+_WNB_OPTIONS = ("n_bins", "state_weighting", "var_smoothing")
+
+
+def _wnb_prepare(grid, options, n_predictors):
+    r"""Eager checks of the ``"wnb"`` grid (``alpha`` ≥ 0) and static options (on the host)."""
+    from .methods import weighted as wt
+
+    del n_predictors
+    _check_options("wnb", options, _WNB_OPTIONS)
+    if "alpha" not in grid:
+        raise ValueError("the 'wnb' grid needs an 'alpha' entry (Lidstone pseudo-count)")
+    _check_alpha_grid(grid)
+    _check_int("n_bins", options.get("n_bins", 5), 2)
+    _check_choice("state_weighting", options.get("state_weighting", "uniform"), wt.STATE_WEIGHTINGS)
+    _check_real("var_smoothing", options.get("var_smoothing", 1e-9), 0.0)
+    return grid, options
+
+
+def _wnb_fit_eval(
+    d,
+    hyper,
+    train_w,
+    valid_w,
+    key,
+    *,
+    n_states,
+    n_classes,
+    n_bins=5,
+    state_weighting="uniform",
+    var_smoothing=1e-9,
+):
+    r"""Weighted NB with Ferreira weights (fsNB Eqs. 6–7) on the training weights.
+
+    .. math:: s_{rj} = \log \pi_j + \sum_i w_i \log f(x_{ri} \mid j; \hat\Omega_i),
+              \qquad w_i = \sqrt{\sum_j \sum_k [P(Y=j \mid X_i=k) - P(Y=j)]^2}
+
+    with Ω̂ = ``fit_mle(stats, alpha, var_smoothing)`` of the training rows and w from
+    `jaxnb.methods.weighted.ferreira_weights` on the same rows (continuous predictors cut into
+    ``n_bins`` equal-frequency bins for the weight only; ``state_weighting`` as there). The
+    weights do not depend on ``alpha``, so they are computed once per fold. Same model as
+    ``WeightedNB(scheme="ferreira", alpha=alpha, ...)`` fitted on the training rows. Extra metric:
+    ``n_selected`` = #{i : w_i ≠ 0} (the estimator's ``n_selected_``).
+    """
+    from .methods import weighted as wt
+
+    del key
+    stats = _train_stats(d, train_w, n_states, n_classes)
+    params = fit_mle(stats, hyper["alpha"], var_smoothing)
+    w = wt.ferreira_weights(
+        d["codes_train"],
+        d["values_train"],
+        d["y_train"],
+        train_w,
+        n_states=tuple(n_states),
+        n_classes=n_classes,
+        n_bins=int(n_bins),
+        state_weighting=state_weighting,
+    )
+    out = _evaluate_all(lambda c, v: lk.log_joint(params, c, v, w), d, train_w, valid_w)
+    out["n_selected"] = jnp.sum(w != 0).astype(jnp.int32)
     return out
 
 
@@ -316,7 +518,8 @@ register_sweep_method(
     default_grid={"penalty": [0.1, 0.03, 0.01, 0.003, 0.001, 0.0]},
     path=True,
 )
-try:  # fsNB lives in jaxnb/methods/stagewise.py (optional module)
+register_sweep_method("wnb", _wnb_fit_eval, default_grid={"alpha": [1.0]}, prepare=_wnb_prepare)
+try:  # fsNB lives in jaxnb/methods/stagewise.py (optional module); selective NB builds on it
     from .methods import stagewise as _stagewise  # noqa: F401
 
     register_sweep_method(
@@ -325,6 +528,7 @@ try:  # fsNB lives in jaxnb/methods/stagewise.py (optional module)
         default_grid={"epsilon": [0.025], "patience": [10]},
         prepare=_fsnb_prepare,
     )
+    register_sweep_method("snb", _snb_fit_eval, default_grid={"alpha": [1.0]}, prepare=_snb_prepare)
 except ModuleNotFoundError as _err:  # pragma: no cover - depends on the checkout
     if _err.name != "jaxnb.methods.stagewise":
         raise

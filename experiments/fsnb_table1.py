@@ -3,19 +3,22 @@
 Vidaurre, Bielza & Larrañaga (2011) §7.1: p = 20 (3 relevant, 7 partly redundant, 10 fully noisy),
 J = 3, N = 300 training and 3000 test rows, 100 data sets per scenario.
 
-* NB, SNB and fsNB: all data sets of a scenario in one vmapped, jit-compiled call. NB: Laplace
-  CPTs / MLE Gaussians; SNB: forward selection on the training error, Langley & Sage stopping;
-  fsNB: ε = 0.025, v = 20, training error, AIC selection (Eq. 14), early stopping with patience 6.
+* NB, SNB, WNB, aL1/L2-NB and fsNB run through `jaxnb.sweep.sweep_methods`: per scenario, one
+  jit-compiled call per method covers all 100 data sets (split over the CPU cores as XLA devices,
+  data sets in sequence on each). NB: Laplace CPTs / MLE Gaussians; SNB: forward selection on the
+  training error, Langley & Sage stopping; WNB: Ferreira weights; aL1/L2-NB: adaptive group lasso
+  over the 20-point penalty grid lambda_max ... 1e-3 lambda_max, warm-started, AIC selection (the
+  `GroupLassoNB(adaptive=True)` defaults); fsNB: ε = 0.025, v = 20, training error, AIC selection
+  (Eq. 14), early stopping with patience 6. These are the same functions the estimators call
+  (tests/test_sweep_table1_methods.py checks sweep = estimator, data set by data set).
 * Patience: the paper uses early stopping "if the training error has not improved during a certain
   number of iterations" (§5) without the number; it reports 6,732.25 evaluations per fsNB run on
   average (§7.1). Patience 6 is the value whose mean evaluation count over the four scenarios
   matches that figure (a training-side quantity: no test data are used to choose it; see the report
   in benchmarks/RESULTS.md). Also reported: the prose's step rule ("eps") with the same patience,
   and the documented alternative without early stopping (the whole path, AIC selection).
-* WNB (Ferreira weights, `WeightedNB(scheme="ferreira")`), aL1/L2-NB (`GroupLassoNB(adaptive=True)`
-  with its default solver settings, AIC over its λ grid; every grid point converges, in a few
-  hundredths of a second per discrete fit after compilation) and CFS+NB (`FilterNB(filter="cfs")`):
-  one estimator fit per data set.
+* CFS+NB (`FilterNB(filter="cfs")`): Hall's best-first search keeps its open list on the host, so
+  it is one estimator fit per data set.
 
 Reports mean (± sd) test error, number of selected predictors and number of fully noisy (V3)
 selected predictors, beside the published numbers, and the acceptance checks.
@@ -26,19 +29,23 @@ Usage: python experiments/fsnb_table1.py [--quick] [--n-datasets N]
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
-from functools import partial
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+if "jax" not in sys.modules:  # one XLA CPU device per core, before JAX starts (the sweep splits
+    _flags = os.environ.get("XLA_FLAGS", "")  # the data sets over devices)
+    if "xla_force_host_platform_device_count" not in _flags and (os.cpu_count() or 1) > 1:
+        os.environ["XLA_FLAGS"] = (
+            f"{_flags} --xla_force_host_platform_device_count={os.cpu_count()}".strip())
 
-from jaxnb import FilterNB, GroupLassoNB, WeightedNB
-from jaxnb.datasets import make_table1_batch
-from jaxnb.methods import selective as sel
-from jaxnb.methods import stagewise as sw
-from jaxnb.methods.nb import fit_stats
-from jaxnb.params import fit_marginal, fit_mle
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from jaxnb import FilterNB  # noqa: E402
+from jaxnb.datasets import make_table1_batch  # noqa: E402
+from jaxnb.sweep import sweep_methods  # noqa: E402
 
 try:
     from experiments._common import fmt, print_table, save_json
@@ -67,67 +74,83 @@ FSNB_VARIANTS = {"fsNB": ("t_eps", PATIENCE), "fsNB(eps)": ("eps", PATIENCE),
 METHODS = ("NB", "SNB", "WNB", "aL1/L2-NB", "fsNB", "CFS+NB")
 
 
-@partial(jax.jit, static_argnames=("n_states", "step_rule", "early"))
-def run_one(d, patience, *, n_states, step_rule, early=True):
-    """NB, SNB and fsNB on one data set (vmapped over data sets by the caller)."""
-    ctr, vtr, ytr = d["codes_train"], d["values_train"], d["y_train"]
-    cte, vte, yte = d["codes_test"], d["values_test"], d["y_test"]
-    stats = fit_stats(ctr, vtr, ytr, n_states=n_states, n_classes=3)
-    o1, o0 = fit_mle(stats, 1.0, 1e-9), fit_marginal(stats, 1.0, 1e-9)
-    p = ctr.shape[1] + vtr.shape[1]
-    Lte = sel.mle_contributions(o1, cte, vte)
-    err = lambda S: jnp.mean(jnp.argmax(S, -1) != yte)
-    nb_err = err(o1.log_prior[None, :] + Lte.sum(1))
-    # SNB: forward, training error, stop when no strict improvement
-    spath = sel.selective_path(sel.mle_contributions(o1, ctr, vtr), o1.log_prior, ytr,
-                               direction="forward", criterion="error")
-    smask = spath.mask[spath.n_steps]
-    snb_err = err(o1.log_prior[None, :] + jnp.einsum("npc,p->nc", Lte, smask.astype(Lte.dtype)))
-    # fsNB: Algorithm 1 + AIC selection
-    fpath = sw.fsnb_path(o1, o0, ctr, vtr, ytr, epsilon=EPS, patience=patience if early else None,
-                         n_steps=V, step_rule=step_rule, criterion="error",
-                         max_iter=sw.default_max_iter(p, EPS), k_max=sw.n_units(EPS))
-    idx = jnp.argmin(fpath.aic)  # rows after n_iter repeat the last model: argmin stays in range
-    a = fpath.alpha[idx]
-    Lf = sw.interpolated_contributions(o1, o0, a, cte, vte)
-    fs_err = err(o1.log_prior[None, :] + Lf.sum(1))
-    noisy = d["noisy"]
-    return dict(
-        nb_err=nb_err, snb_err=snb_err, snb_sel=smask.sum(), snb_noisy=(smask & noisy).sum(),
-        snb_evals=spath.total_evaluations, fs_err=fs_err, fs_sel=(a > 0).sum(),
-        fs_noisy=((a > 0) & noisy).sum(), fs_evals=fpath.n_evaluations[fpath.n_iter],
-        fs_iter=fpath.n_iter, fs_selected_iter=idx)
+GL_N, GL_RATIO = 20, 1e-3  # GroupLassoNB defaults: n_penalties, penalty_ratio
+GL_OPTIONS = {"adaptive": True, "relative": True, "alpha": 1.0, "tol": 1e-7, "max_steps": 2000}
 
 
-def _estimators():
-    return {"WNB": lambda: WeightedNB(scheme="ferreira"),
-            "aL1/L2-NB": lambda: GroupLassoNB(adaptive=True),
-            "CFS+NB": lambda: FilterNB(filter="cfs")}
+def gl_fractions():
+    """The estimator's penalty grid as fractions of lambda_max (largest first), computed the same
+    way as `jaxnb.methods.group_lasso.penalty_grid`, in the default float precision."""
+    return np.asarray(jnp.logspace(0.0, jnp.log10(jnp.asarray(GL_RATIO)), GL_N))
 
 
-def run_estimators(data, discrete):
-    """WNB, aL1/L2-NB and CFS+NB fitted data set by data set: {name: {err, sel, noisy}}."""
+def _arr(res, name):
+    """(D, H) metric of a one-fold, one-seed sweep."""
+    return np.asarray(res.arrays[name])[:, :, 0, 0]
+
+
+def run_sweeps(data, n_states):
+    """NB, SNB, WNB, aL1/L2-NB and the three fsNB variants, each one compiled sweep over all data
+    sets. Returns ({method: {err, sel, noisy, evals, seconds}}, {fsNB variant: {...}})."""
+    methods, variants = {}, {}
+    t0 = time.perf_counter()
+    _, res = sweep_methods(
+        data,
+        {"nb": {"alpha": [1.0]}, "snb": {"alpha": [1.0]}, "wnb": {"alpha": [1.0]},
+         "group_lasso": {"penalty": gl_fractions()}},
+        n_states=n_states,
+        options={"snb": {"direction": "forward", "criterion": "error"},
+                 "group_lasso": GL_OPTIONS},
+    )
+    dt = time.perf_counter() - t0
+    methods["NB"] = {"err": _arr(res["nb"], "test_error")[:, 0]}
+    methods["SNB"] = {k: _arr(res["snb"], m)[:, 0] for k, m in (
+        ("err", "test_error"), ("sel", "n_selected"), ("noisy", "n_noisy_selected"),
+        ("evals", "n_evaluations"))}
+    methods["WNB"] = {"err": _arr(res["wnb"], "test_error")[:, 0]}
+    gl = res["group_lasso"]
+    idx = np.argmin(_arr(gl, "train_aic"), axis=1)  # first minimum, largest penalty first
+    pick = lambda name: np.take_along_axis(_arr(gl, name), idx[:, None], axis=1)[:, 0]
+    methods["aL1/L2-NB"] = {"err": pick("test_error"), "sel": pick("n_active"),
+                            "noisy": pick("n_noisy_selected")}
+    for r in methods.values():
+        r["seconds"] = dt  # one figure for the four methods (compilation included)
+    for vname, (rule, pat) in FSNB_VARIANTS.items():
+        t0 = time.perf_counter()
+        _, res = sweep_methods(
+            data, {"fsnb": {"epsilon": [EPS], "patience": [np.inf if pat is None else pat]}},
+            n_states=n_states,
+            options={"fsnb": {"n_steps": V, "step_rule": rule, "criterion": "error",
+                              "selection": "aic"}},
+        )
+        fs = res["fsnb"]
+        variants[vname] = {k: _arr(fs, m)[:, 0] for k, m in (
+            ("err", "test_error"), ("sel", "n_selected"), ("noisy", "n_noisy_selected"),
+            ("evals", "n_evaluations"), ("iterations", "n_iter"),
+            ("selected_iter", "selected_iter"))}
+        variants[vname]["seconds"] = time.perf_counter() - t0
+        variants[vname]["step_rule"], variants[vname]["patience"] = rule, pat
+    return methods, variants
+
+
+def run_cfs(data, discrete):
+    """CFS+NB fitted data set by data set (host-side best-first search): {err, sel, noisy}."""
     key = "codes" if discrete else "values"
     Xtr, Xte = np.asarray(data[f"{key}_train"]), np.asarray(data[f"{key}_test"])
     ytr, yte, noisy = (np.asarray(data[k]) for k in ("y_train", "y_test", "noisy"))
-    out = {}
-    for name, make in _estimators().items():
-        errs, sels, noi = [], [], []
-        t0 = time.perf_counter()
-        for s in range(Xtr.shape[0]):
-            kw = {"n_states": [3] * 20} if discrete else {}  # discrete="auto": int codes
-            m = make()
-            m.set_params(**kw)
-            m.fit(Xtr[s], ytr[s])
-            errs.append(1.0 - m.score(Xte[s], yte[s]))
-            if hasattr(m, "support_"):
-                sup = np.asarray(m.support_, bool)
-                sels.append(sup.sum())
-                noi.append((sup & noisy[s]).sum())
-        out[name] = {"err": np.array(errs), "seconds": time.perf_counter() - t0}
-        if sels and name != "WNB":
-            out[name]["sel"], out[name]["noisy"] = np.array(sels, float), np.array(noi, float)
-    return out
+    errs, sels, noi = [], [], []
+    t0 = time.perf_counter()
+    for s in range(Xtr.shape[0]):
+        m = FilterNB(filter="cfs")
+        if discrete:
+            m.set_params(n_states=[3] * Xtr.shape[2])  # discrete="auto": int codes
+        m.fit(Xtr[s], ytr[s])
+        errs.append(1.0 - m.score(Xte[s], yte[s]))
+        sup = np.asarray(m.support_, bool)
+        sels.append(sup.sum())
+        noi.append((sup & noisy[s]).sum())
+    return {"err": np.array(errs), "sel": np.array(sels, float), "noisy": np.array(noi, float),
+            "seconds": time.perf_counter() - t0}
 
 
 def _summ(v):
@@ -180,32 +203,24 @@ def main(argv=None):
     n_sets = args.n_datasets or (3 if args.quick else 100)
     results = {}
     for s_i, scenario in enumerate(("DI", "CI", "DR", "CR")):
+        t0 = time.perf_counter()
         data, n_states = make_table1_batch(jax.random.PRNGKey(2011 + s_i), scenario, n_sets)
+        print(f"[{scenario}] {n_sets} data sets generated in {time.perf_counter() - t0:.1f} s",
+              flush=True)
+        methods, variants = run_sweeps(data, n_states)
+        methods["CFS+NB"] = run_cfs(data, discrete=scenario[0] == "D")
         res = results.setdefault(scenario, {"methods": {}, "fsnb_variants": {}})
-        for vname, (rule, pat) in FSNB_VARIANTS.items():
-            t0 = time.perf_counter()
-            out = jax.vmap(lambda d, rule=rule, pat=pat, n_states=n_states: run_one(
-                d, PATIENCE if pat is None else pat, n_states=n_states, step_rule=rule,
-                early=pat is not None))(data)
-            out = {k: np.asarray(v, dtype=float) for k, v in out.items()}
-            dt = time.perf_counter() - t0
+        for vname, r in variants.items():
             res["fsnb_variants"][vname] = {
-                "err": _summ(out["fs_err"]), "sel": _summ(out["fs_sel"]),
-                "noisy": _summ(out["fs_noisy"]), "evals": _summ(out["fs_evals"]),
-                "iterations": _summ(out["fs_iter"]),
-                "selected_iter": _summ(out["fs_selected_iter"]),
-                "step_rule": rule, "patience": pat, "seconds": dt}
-            if vname == "fsNB":
-                res["methods"]["NB"] = {"err": _summ(out["nb_err"])}
-                res["methods"]["SNB"] = {"err": _summ(out["snb_err"]), "sel": _summ(out["snb_sel"]),
-                                         "noisy": _summ(out["snb_noisy"]),
-                                         "evals": _summ(out["snb_evals"])}
+                k: (_summ(v) if isinstance(v, np.ndarray) else v) for k, v in r.items()}
+            print(f"[{scenario} {vname}] {r['seconds']:.1f} s (incl. compilation): fsNB "
+                  f"{r['err'].mean():.3f}, {r['sel'].mean():.1f} selected, "
+                  f"{r['evals'].mean():.0f} evals", flush=True)
+        for name in METHODS:
+            if name == "fsNB":
                 res["methods"]["fsNB"] = res["fsnb_variants"]["fsNB"]
-            print(f"[{scenario} {vname}] {n_sets} data sets in {dt:.1f} s (incl. compilation): "
-                  f"fsNB {out['fs_err'].mean():.3f}, {out['fs_sel'].mean():.1f} selected, "
-                  f"{out['fs_evals'].mean():.0f} evals", flush=True)
-        est = run_estimators(data, discrete=scenario[0] == "D")
-        for name, r in est.items():
+                continue
+            r = methods[name]
             res["methods"][name] = {k: (_summ(v) if k != "seconds" else v) for k, v in r.items()}
             print(f"[{scenario} {name}] error {r['err'].mean():.3f} ({r['seconds']:.1f} s)",
                   flush=True)

@@ -1,4 +1,5 @@
-"""Speed of the search methods (fsNB, selective NB) after compilation, and a scikit-learn comparison.
+"""Speed of the search methods (fsNB, selective NB) after compilation, and a scikit-learn
+comparison.
 
 1. One fsNB run (Algorithm 1, ε = 0.025, v = 20, patience 6) on a Table-1 DR data set
    (N = 300, p = 20, J = 3). Target < 50 ms.

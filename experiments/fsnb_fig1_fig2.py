@@ -2,10 +2,10 @@
 
 Fig. 1: 100 runs (N = 1000 train, 3000 test) of the eq-12 scenario — NB on X1..X3 alone, with 50
 irrelevant predictors added, and with 50 fully redundant copies of X1. Fig. 2: for one run, the test
-error (overall and per class) as predictors are added one by one (X1, X2, X3, then the 50 noisy ones).
-All runs are one vmapped call per configuration. The paper shows these as plots only (no table), so
-we print our means; the qualitative claim to check is "both kinds of noise, but especially redundant
-predictors, increase the error".
+error (overall and per class) as predictors are added one by one (X1, X2, X3, then the 50 noisy
+ones). All runs are one vmapped call per configuration. The paper shows these as plots only (no
+table), so we print our means; the qualitative claim to check is "both kinds of noise, but
+especially redundant predictors, increase the error".
 
 Usage: python experiments/fsnb_fig1_fig2.py [--quick]
 """
@@ -58,8 +58,8 @@ def main(argv=None):
         out[name] = {"final_error": np.asarray(err[:, -1]), "curve_run0": np.asarray(err[0]),
                      "per_class_run0": np.asarray(per[0])}
         e = out[name]["final_error"]
-        print(f"{name:9s}: mean test error {e.mean():.3f} (sd {e.std(ddof=1):.3f}) over {runs} runs",
-              flush=True)
+        print(f"{name:9s}: mean test error {e.mean():.3f} (sd {e.std(ddof=1):.3f}) "
+              f"over {runs} runs", flush=True)
     save_json("fsnb_fig1_fig2", {"runs": runs, "results": out, "quick": args.quick})
     import matplotlib
 

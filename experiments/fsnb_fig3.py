@@ -1,12 +1,12 @@
 """fsNB paper, Figs. 3–4: test error over a grid of (α2, α3) with X1 fully included (α1 = 1).
 
 Discrete (Fig. 3): the eq-12 scenario (N = 1000 train, 3000 test). Continuous (Fig. 4): a Gaussian
-analogue we define (the paper gives no parameters): X1 ~ N((1.5, 0, 0)_y, 1) separates class 1, X2 and
-X3 ~ N((0, −1, 1)_y, 1) separate classes 2 and 3. "Independent": X2, X3 drawn independently;
-"redundant": x_r3 := x_r2 on a proportion ``--copy`` (default 0.6, our choice; the paper does not give
-it) of the rows, train and test. Ω(α) interpolates each predictor between Ω⁽⁰⁾ and Ω⁽¹⁾ (Eq. 13); the
-error surface is averaged over runs (one vmapped call). Claim to check: the minimum is at α2 = α3 = 1
-when independent and inside (0, 1)² when redundant.
+analogue we define (the paper gives no parameters): X1 ~ N((1.5, 0, 0)_y, 1) separates class 1,
+X2 and X3 ~ N((0, −1, 1)_y, 1) separate classes 2 and 3. "Independent": X2, X3 drawn independently;
+"redundant": x_r3 := x_r2 on a proportion ``--copy`` (default 0.6, our choice; the paper does not
+give it) of the rows, train and test. Ω(α) interpolates each predictor between Ω⁽⁰⁾ and Ω⁽¹⁾
+(Eq. 13); the error surface is averaged over runs (one vmapped call). Claim to check: the minimum
+is at α2 = α3 = 1 when independent and inside (0, 1)² when redundant.
 
 Usage: python experiments/fsnb_fig3.py [--quick] [--copy 0.6]
 """

@@ -1,10 +1,10 @@
 """fsNB paper, Fig. 6: training / test error, AIC, loss and AIC penalty along one fsNB path.
 
 One discrete data set with the three relevant predictors of the Fig. 1 scenario (eq 12) plus 12
-irrelevant ones (the paper's "three relevant variables and twelve irrelevant variables"; its training
-size is not given: we use N = 300, test 3000). fsNB with ε = 0.025, v = 20, no early stopping here
-so the whole path is shown (patience=None, capped at 200 iterations). Reports the iteration of minimum
-test error and of minimum AIC (the paper: "nearly the same").
+irrelevant ones (the paper's "three relevant variables and twelve irrelevant variables"; its
+training size is not given: we use N = 300, test 3000). fsNB with ε = 0.025, v = 20, no early
+stopping here so the whole path is shown (patience=None, capped at 200 iterations). Reports the
+iteration of minimum test error and of minimum AIC (the paper: "nearly the same").
 
 Usage: python experiments/fsnb_fig6.py [--quick]
 """

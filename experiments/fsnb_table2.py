@@ -4,8 +4,8 @@ The class is "response > τ" with τ each of the three quartiles (π ≈ (1/4, 3
 (3/4, 1/4)); 10-fold stratified CV (seeded); fsNB with ε = 0.025, v = 20, early stopping (patience
 6, the value matching the paper's Table-1 evaluation count; see fsnb_table1.py), AIC selection, plus
 the prose step rule ("eps") and the no-early-stopping path; SNB forward on the training error; WNB
-(Ferreira weights; continuous columns binned by the estimator), aL1/L2-NB (adaptive group lasso, AIC)
-and CFS+NB. Mean (± sd over folds) test error and number of selected predictors, beside the
+(Ferreira weights; continuous columns binned by the estimator), aL1/L2-NB (adaptive group lasso,
+AIC) and CFS+NB. Mean (± sd over folds) test error and number of selected predictors, beside the
 published numbers.
 
 Usage: python experiments/fsnb_table2.py [--quick]

@@ -1,4 +1,5 @@
-"""jaxnb: regularized, selective and weighted naive Bayes as differentiable, jit-compiled JAX programs.
+"""jaxnb: regularized, selective and weighted naive Bayes as differentiable, jit-compiled JAX
+programs.
 
 Public API: estimators (scikit-learn style), the functional core (sufficient statistics, parameters,
 log-contributions, combination rules, losses), synthetic generators and loaders.
@@ -11,8 +12,8 @@ from . import params as params
 from . import suffstats as suffstats
 from .estimators import BaseNB as BaseNB
 from .estimators import NaiveBayes as NaiveBayes
-from .estimators_penalized import GroupLassoNB as GroupLassoNB
 from .estimators_penalized import L1NB as L1NB
+from .estimators_penalized import GroupLassoNB as GroupLassoNB
 from .estimators_penalized import WeightedNB as WeightedNB
 from .estimators_search import SelectiveNB as SelectiveNB
 from .estimators_search import StagewiseNB as StagewiseNB

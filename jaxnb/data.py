@@ -21,8 +21,8 @@ discrete column. Their term is dropped from the posterior (exact marginalization
 default ``missing="error"`` they raise.
 
 Unseen categories at predict time (a label never seen in training, or a code ``>= n_states``):
-``unseen="error"`` (default) raises; ``unseen="ignore"`` drops the term for that row, i.e. treats the
-unseen state as uniformly likely under every class.
+``unseen="error"`` (default) raises; ``unseen="ignore"`` drops the term for that row, i.e. treats
+the unseen state as uniformly likely under every class.
 
 All checks raise `ValueError`/`TypeError` naming the argument and the fix.
 """

@@ -1,7 +1,7 @@
 r"""Thin scikit-learn-style estimators over the functional core.
 
-Estimators validate eagerly (NumPy, before any jit), call one jitted core function, keep fitted pytrees
-in attributes ending in ``_`` and hand NumPy back. scikit-learn is optional: ``clone``,
+Estimators validate eagerly (NumPy, before any jit), call one jitted core function, keep fitted
+pytrees in attributes ending in ``_`` and hand NumPy back. scikit-learn is optional: ``clone``,
 ``cross_val_score`` and pipelines work when it is installed because the estimators implement
 ``get_params`` / ``set_params`` and declare themselves classifiers.
 """
@@ -81,7 +81,8 @@ class BaseNB:
         defaults = {p.name: p.default for p in inspect.signature(type(self).__init__)
                     .parameters.values() if p.name != "self"}
         args = [f"{k}={v!r}" for k, v in self.get_params().items()
-                if not (isinstance(v, (str, int, float, type(None), bool)) and defaults.get(k) == v)]
+                if not (isinstance(v, (str, int, float, type(None), bool))
+                        and defaults.get(k) == v)]
         return f"{type(self).__name__}({', '.join(args)})"
 
     def __sklearn_tags__(self):
@@ -181,11 +182,11 @@ class BaseNB:
 class NaiveBayes(BaseNB):
     r"""Naive Bayes over mixed discrete (categorical CPT) and continuous (Gaussian) predictors.
 
-    The posterior is log P(Y=j | x) = log π_j + Σ_i log f(x_i | Y=j) − logsumexp_j(·), with Lidstone-
-    smoothed CPTs θ_ikj = (N_ijk + alpha)/(N_ij + alpha M_i) and Gaussian class-conditional densities
-    whose variance gets a floor of ``var_smoothing`` × the predictor's pooled variance (per class and
-    per predictor, scale-invariant; scikit-learn's GaussianNB instead adds a single epsilon
-    proportional to the largest variance of all predictors).
+    The posterior is log P(Y=j | x) = log π_j + Σ_i log f(x_i | Y=j) − logsumexp_j(·), with
+    Lidstone-smoothed CPTs θ_ikj = (N_ijk + alpha)/(N_ij + alpha M_i) and Gaussian class-conditional
+    densities whose variance gets a floor of ``var_smoothing`` × the predictor's pooled variance
+    (per class and per predictor, scale-invariant; scikit-learn's GaussianNB instead adds a single
+    epsilon proportional to the largest variance of all predictors).
 
     Args:
       discrete: which columns are discrete: "auto" (integer/bool/string/categorical columns),

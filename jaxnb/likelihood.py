@@ -8,10 +8,11 @@ Every NB variant in jaxnb scores a row by a combination of per-predictor log-con
 
     log_joint[r, j] = bias_j + Σ_i W[i, j] L[r, i, j],
 
-with ``bias = log π`` and ``W = 1`` for NB (Eq. 1 of Vidaurre et al. 2011), a 0/1 mask for selective NB,
-one weight per predictor for weighted NB (Ferreira weights, fsNB eq 6–7) and one weight per predictor
-and class plus a free bias for the online weighted NB (Salperwyck et al., eq 2). Missing values
-(negative codes, NaN values) contribute 0: the term is dropped, which is exact marginalization under NB.
+with ``bias = log π`` and ``W = 1`` for NB (Eq. 1 of Vidaurre et al. 2011), a 0/1 mask for selective
+NB, one weight per predictor for weighted NB (Ferreira weights, fsNB eq 6–7) and one weight per
+predictor and class plus a free bias for the online weighted NB (Salperwyck et al., eq 2). Missing
+values (negative codes, NaN values) contribute 0: the term is dropped, which is exact
+marginalization under NB.
 """
 
 from __future__ import annotations

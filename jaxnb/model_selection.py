@@ -3,10 +3,10 @@ r"""Model selection along a path: AIC, K-fold CV by statistics subtraction, vali
 * AIC (Vidaurre, Bielza & Larrañaga 2011, §6): ``AIC = Q + 2 d / N`` with the mean deviance
   ``Q = −(2/N) Σ_r log P(Y = y_r | x_r)`` and ``d = #{i : α_i > 0}`` (their Eq. 14) — the number of
   predictors not removed (for selective NB: the subset size).
-* K-fold CV: the statistics of every fold come from **one** pass over the data, accumulating with the
-  class indicator crossed with the fold indicator (K·c pseudo-classes); the training statistics of
-  fold k are total − fold k (`jaxnb.suffstats.subtract`). Folds are 0/1 weights, so fold models are
-  evaluated with ``vmap``.
+* K-fold CV: the statistics of every fold come from **one** pass over the data, accumulating with
+  the class indicator crossed with the fold indicator (K·c pseudo-classes); the training statistics
+  of fold k are total − fold k (`jaxnb.suffstats.subtract`). Folds are 0/1 weights, so fold models
+  are evaluated with ``vmap``.
 * `select_along_path`: the index of the selected model of a path of scores.
 * Fold and split assignment (NumPy, seeded): `stratified_folds`, `validation_split`.
 """
@@ -112,9 +112,10 @@ def select_along_path(path_scores, rule: str = "min", sizes=None, n_valid=None) 
 
     Args:
       path_scores: (m,) score of each model (lower is better: AIC, CV or validation error).
-      rule: ``"min"`` — the first index with the lowest score; ``"min_smallest"`` — among the indices
-        with the lowest score, the one with the smallest ``sizes`` (ties: the first; ESANN §5.2's
-        "smallest subset among those with the lowest error"); ``"last"`` — the last valid index.
+      rule: ``"min"`` — the first index with the lowest score; ``"min_smallest"`` — among the
+        indices with the lowest score, the one with the smallest ``sizes`` (ties: the first;
+        ESANN §5.2's "smallest subset among those with the lowest error"); ``"last"`` — the last
+        valid index.
       sizes: (m,) model sizes, required for ``"min_smallest"``.
       n_valid: number of valid leading entries (e.g. ``n_iter + 1``); default all.
     """

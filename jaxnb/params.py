@@ -2,16 +2,17 @@ r"""Naive Bayes parameters Ω and the two reference parameter sets of the fsNB /
 
 * Ω⁽¹⁾ (`fit_mle`): the class-conditional MLE, θ_ikj = N_ijk / N_j, μ_ij = class mean, σ²_ij = class
   variance (divided by N_j), with Lidstone smoothing ``alpha`` on counts and a variance floor.
-* Ω⁽⁰⁾ (`fit_marginal`): "predictor removed" — the same parameters for every class (the marginal MLE),
-  so the predictor drops out of the posterior (Vidaurre, Bielza & Larrañaga 2011, §2).
+* Ω⁽⁰⁾ (`fit_marginal`): "predictor removed" — the same parameters for every class (the marginal
+  MLE), so the predictor drops out of the posterior (Vidaurre, Bielza & Larrañaga 2011, §2).
 * Ω(α) (`interpolate`): α_i Ω⁽¹⁾_i + (1 − α_i) Ω⁽⁰⁾_i per predictor; CPT columns stay on the simplex
   (a convex combination of two simplex points) and σ stays positive.
 
-The variance floor is ``var_smoothing`` times the predictor's pooled variance (over all classes), added
-to every class variance: it is per class and per predictor, scale-invariant (multiplying a predictor by
-a constant multiplies its floor by the constant squared), and a function of the sufficient statistics
-only, so `partial_fit` reproduces `fit` exactly. scikit-learn's GaussianNB instead adds
-``var_smoothing * max_i var_i`` (one global epsilon, recomputed per batch in ``partial_fit``).
+The variance floor is ``var_smoothing`` times the predictor's pooled variance (over all classes),
+added to every class variance: it is per class and per predictor, scale-invariant (multiplying a
+predictor by a constant multiplies its floor by the constant squared), and a function of the
+sufficient statistics only, so `partial_fit` reproduces `fit` exactly. scikit-learn's GaussianNB
+instead adds ``var_smoothing * max_i var_i`` (one global epsilon, recomputed per batch in
+``partial_fit``).
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
     r"""Class-conditional MLE Ω⁽¹⁾ with Lidstone smoothing and a variance floor.
 
     θ_ikj = (N_ijk + a) / (N_ij + a M_i), σ²_ij = m2_ij / N_ij + var_smoothing · s²_i with s²_i the
-    pooled variance of predictor i. A class with no observed value of a continuous predictor falls back
-    to the pooled mean and variance (its term is then almost class-independent).
+    pooled variance of predictor i. A class with no observed value of a continuous predictor falls
+    back to the pooled mean and variance (its term is then almost class-independent).
 
     Args:
       stats: sufficient statistics.
@@ -77,7 +78,8 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
       var_smoothing: variance floor as a fraction of the pooled variance.
       priors: optional fixed class prior (c,); default the empirical class frequencies.
     """
-    cpt = _normalize_blocks(stats.counts + alpha, stats.n_states) if stats.n_states else stats.counts
+    cpt = (_normalize_blocks(stats.counts + alpha, stats.n_states) if stats.n_states
+           else stats.counts)
     pw, pmean, pm2 = pooled_gaussian(stats)
     pvar = pm2 / jnp.where(pw > 0, pw, 1.0)
     # A constant or never-observed predictor has pooled variance 0: give it a unit variance in

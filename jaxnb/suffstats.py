@@ -6,8 +6,8 @@ Everything NB needs from a data set is a handful of weighted sums per class:
 * ``counts[o_i + k, j]``  :math:`N_{ijk} = \sum_r w_r [y_r = j][x_{ri} = k]` for discrete predictors
   (flattened over predictor and state, ``o_i`` = offset of predictor i);
 * ``weight, mean, m2`` per class and continuous predictor: weighted count, mean and sum of squared
-  deviations from the class mean (the "parallel" form of Chan, Golub & LeVeque 1979, which merges and
-  subtracts stably).
+  deviations from the class mean (the "parallel" form of Chan, Golub & LeVeque 1979, which merges
+  and subtracts stably).
 
 Statistics merge (streams, shards, chunks of data larger than memory) and subtract (K-fold CV: the
 training statistics of fold k are total minus fold k). Every function here is pure and works under
@@ -39,8 +39,10 @@ class SuffStats(eqx.Module):
 
     Attributes:
       class_weight: (c,) weighted class counts N_j.
-      counts: (K, c) weighted counts N_ijk, rows ``offsets[i]:offsets[i]+n_states[i]`` for predictor i.
-      weight: (c, r) weighted count of observed (non-missing) values per class and continuous predictor.
+      counts: (K, c) weighted counts N_ijk, rows ``offsets[i]:offsets[i]+n_states[i]`` for
+        predictor i.
+      weight: (c, r) weighted count of observed (non-missing) values per class and continuous
+        predictor.
       mean: (c, r) weighted class means of the continuous predictors.
       m2: (c, r) weighted sums of squared deviations from the class mean.
       n_states: static tuple, number of states of each discrete predictor.
@@ -186,11 +188,13 @@ def _blocked_sums(codes, values, Yw, n_states, shift, block_size, masked=True):
     return acc
 
 
-def accumulate(codes, values, Y, weight=None, *, n_states, block_size: int | None = None) -> SuffStats:
+def accumulate(codes, values, Y, weight=None, *, n_states,
+               block_size: int | None = None) -> SuffStats:
     r"""Sufficient statistics of one data set.
 
     Args:
-      codes: int (n, q) discrete codes in ``[0, n_states[i])``; negative codes are missing (not counted).
+      codes: int (n, q) discrete codes in ``[0, n_states[i])``; negative codes are missing (not
+        counted).
       values: float (n, r) continuous values; non-finite entries are missing (not counted).
       Y: float (n, c) one-hot (or soft) class indicator.
       weight: optional (n,) sample weights (0/1 weights select folds or subsets).

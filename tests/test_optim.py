@@ -65,6 +65,43 @@ def test_project_simplex_matches_references(seed, m):
     np.testing.assert_allclose(out, slsqp_simplex(v), atol=1e-7)  # SLSQP's own accuracy
 
 
+@pytest.mark.parametrize("m", [1, 2, 3, 5, 8])
+def test_pairwise_simplex_threshold_equals_sorted(m):
+    """The sort-free threshold (m <= 8) equals the sort-based one, with ties and ragged masks."""
+    from jaxnb.optim import projections as pj
+
+    assert m <= pj._PAIRWISE_MAX
+    rng = np.random.default_rng(m)
+    v = np.round(rng.normal(scale=1.5, size=(400, m)), 1)  # many exact ties
+    v[:50] = v[:50, :1]  # all-equal rows
+    valid = rng.random((400, m)) < 0.8
+    valid[np.arange(400), rng.integers(0, m, 400)] = True  # every simplex non-empty
+    a = np.asarray(pj._simplex_threshold_pairwise(jnp.asarray(v), jnp.asarray(valid)))
+    b = np.asarray(pj._simplex_threshold_sorted(jnp.asarray(v), jnp.asarray(valid)))
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    for row in range(0, 400, 37):  # and the projection itself against the bisection reference
+        vv = v[row][valid[row]]
+        np.testing.assert_allclose(np.maximum(vv - a[row, 0], 0), ref_simplex(vv), atol=1e-12)
+
+
+def test_prox_dykstra_stops_after_one_pass_when_prox_g_is_feasible():
+    """prox_g(z) inside C is the prox of the sum: one pass, and the same point as a forced run."""
+    z = np.array([0.4, 0.3, 0.2, 0.1])
+    center = np.array([0.25, 0.25, 0.25, 0.25])
+    run = lambda tol: prox_dykstra(
+        jnp.asarray(z),
+        lambda a: prox_group_l2(a[None], jnp.asarray(center)[None], 0.05)[0],
+        project_simplex,
+        max_steps=50,
+        tol=tol,
+    )
+    x, _, info = run(1e-14)
+    assert int(info.num_steps) == 1 and bool(info.converged)
+    x_forced, _, info_forced = run(-1.0)  # negative tolerance: every pass runs
+    assert int(info_forced.num_steps) == 50
+    np.testing.assert_allclose(np.asarray(x), np.asarray(x_forced), atol=1e-15)
+
+
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_project_simplex_batched_properties(axis):
     rng = np.random.default_rng(1)

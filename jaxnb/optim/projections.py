@@ -20,6 +20,28 @@ import numpy as np
 __all__ = ["project_simplex", "project_cpt", "project_cpt_affine", "project_box"]
 
 
+_PAIRWISE_MAX = 8  # simplices up to this size use the sort-free threshold
+
+
+def _simplex_threshold_pairwise(v, valid):
+    r"""The threshold of `_simplex_threshold` without a sort, for short simplices (m small).
+
+    With f(k) = (sum_{l<=k} u_l - 1) / k over the decreasingly sorted u, the sort-based rule's
+    tau = f(rho) is also max_k f(k): f(k) is the running mean of f(k-1) and u_k, so it increases
+    exactly while u_k > f(k-1), i.e. for k <= rho, and does not increase after. Every prefix
+    {l : u_l >= v_i} of the sorted order is reached from an entry i without sorting (a tie group
+    contributes its end, where f is extremal within the group), so
+    ``tau = max_i (sum_{j: v_j >= v_i} v_j - 1) / #{j : v_j >= v_i}`` over valid i and j: O(m^2)
+    elementwise work that XLA fuses, against a sort custom call that dominates tiny problems.
+    """
+    vi, vj = v[..., :, None], v[..., None, :]
+    ge = valid[..., None, :] & (vj >= vi)  # (..., i, j): j is in i's prefix
+    count = jnp.sum(ge, axis=-1).astype(v.dtype)
+    total = jnp.sum(jnp.where(ge, vj, 0.0), axis=-1)
+    f = (total - 1.0) / jnp.maximum(count, 1.0)
+    return jnp.max(jnp.where(valid, f, -jnp.inf), axis=-1, keepdims=True)
+
+
 def _simplex_threshold(v, valid):
     r"""Threshold tau of the sort-based simplex projection along the last axis.
 
@@ -27,8 +49,16 @@ def _simplex_threshold(v, valid):
     ``v`` sorted in decreasing order and ``rho = max{k : u_k - (sum_{l<=k} u_l - 1) / k > 0}``
     (Duchi et al. 2008, Fig. 1). Entries with ``valid == False`` are excluded: they sort last (as
     ``-inf``) and are masked out of the cumulative sum and of the choice of ``rho``, so a ragged set
-    of simplices can share one padded array.
+    of simplices can share one padded array. Short simplices (m <= ``_PAIRWISE_MAX``) take the
+    equivalent sort-free form `_simplex_threshold_pairwise`.
     """
+    if v.shape[-1] <= _PAIRWISE_MAX:
+        return _simplex_threshold_pairwise(v, valid)
+    return _simplex_threshold_sorted(v, valid)
+
+
+def _simplex_threshold_sorted(v, valid):
+    """The sort-based threshold (any m); see `_simplex_threshold`."""
     m = v.shape[-1]
     u = jnp.where(valid, v, -jnp.inf)
     u = -jnp.sort(-u, axis=-1)  # decreasing; invalid (-inf) entries last

@@ -282,7 +282,7 @@ def _plot(results):
     ax.legend(fontsize=7, ncol=4)
     fig.tight_layout()
     fig.savefig(figure_path("fsnb_table1"), dpi=120)
-    print(f"wrote experiments/results/{figure_path('fsnb_table1').name}")
+    print(f"wrote {figure_path('fsnb_table1')}")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,28 @@
 """The fsNB paper's Table-1 grid through `jaxnb.sweep` vs looping the estimators in Python.
 
 Grid: 4 scenarios (DI, CI, DR, CR) x 100 data sets (N = 300 training, 3000 test rows, p = 20,
-J = 3; `jaxnb.datasets.make_table1_batch`) x the core methods that exist in this checkout:
+J = 3; `jaxnb.datasets.make_table1_batch`) x the Table-1 methods with the settings of
+experiments/fsnb_table1.py (which runs on the same sweep):
 
-* NB, alpha in {0.5, 1, 2}          loop: ``NaiveBayes(alpha=a).fit(X, y)`` per data set and alpha
-* fsNB (eps = 0.025, v = 20, patience 10, AIC selection; the paper's setting)
-                                    loop: ``StagewiseNB(...).fit(X, y)`` per data set
-* aL1/L2-NB (adaptive group lasso), the 8-point geometric penalty grid lambda_max ... 1e-3
-  lambda_max of each data set (warm-started path)
-                                    loop: ``GroupLassoNB(n_penalties=8, selection="aic").fit``
-                                    per data set; compared: the number of active predictors at
-                                    every grid point and the test error of the AIC-selected model
+* NB, alpha = 1                     loop: ``NaiveBayes(alpha=1).fit(X, y)`` per data set
+* SNB (Langley & Sage forward search on the training error, stop at the first non-improving
+  step)                             loop: ``SelectiveNB(direction="forward", criterion="error")``;
+                                    compared: test error and the number of selected predictors
+* WNB (Ferreira weights, 5 equal-frequency bins for continuous predictors)
+                                    loop: ``WeightedNB(scheme="ferreira")``; compared: test error
+* aL1/L2-NB (adaptive group lasso), the 20-point geometric penalty grid lambda_max ... 1e-3
+  lambda_max of each data set (warm-started path, `GroupLassoNB`'s defaults)
+                                    loop: ``GroupLassoNB(n_penalties=20, selection="aic").fit``;
+                                    compared: the number of active predictors at every grid
+                                    point and the test error of the AIC-selected model
+* fsNB (eps = 0.025, v = 20, patience 6, AIC selection)
+                                    loop: ``StagewiseNB(...).fit(X, y)``; compared: test error
+                                    and the number of selected predictors
+
+CFS+NB, the sixth Table-1 method, is not in the grid: its best-first search keeps an open list
+on the host (`jaxnb.methods.filters.cfs`), so it has no sweep entry and runs as a loop in the
+experiment too. (Runs recorded in benchmarks/RESULTS.md before 2026-11-22 used a smaller grid:
+NB alpha in {0.5, 1, 2}, fsNB patience 10, an 8-point group-lasso path, no SNB and WNB.)
 
 Both sides run in float64 (so "identical" can be asserted exactly: test errors equal to 1e-12,
 selected-predictor counts equal) and both are timed warm (each compiled once on one data set
@@ -21,8 +33,8 @@ On CPU the process exposes one XLA device per core (``--cpu-devices``, default a
 XLA_FLAGS before JAX starts), so the sweep splits the data sets over the cores; the loop runs one
 fit at a time, as a user would.
 
-Usage: python benchmarks/bench_sweep.py [--datasets 100] [--quick] [--methods nb,fsnb,group_lasso]
-                                        [--cpu-devices N]
+Usage: python benchmarks/bench_sweep.py [--datasets 100] [--quick]
+                                        [--methods nb,fsnb,group_lasso,snb,wnb] [--cpu-devices N]
 """
 
 from __future__ import annotations
@@ -61,27 +73,38 @@ from jaxnb.datasets import make_table1_batch  # noqa: E402
 from jaxnb.sweep import available_sweep_methods, sweep_methods  # noqa: E402
 
 SCENARIOS = ("DI", "CI", "DR", "CR")
-ALPHAS = [0.5, 1.0, 2.0]
-FSNB = {"epsilon": [0.025], "patience": [10]}
-GL_N, GL_RATIO = 8, 1e-3
+ALPHAS = [1.0]
+FSNB = {"epsilon": [0.025], "patience": [6]}
+GL_N, GL_RATIO = 20, 1e-3
 # the estimator's grid (jaxnb.methods.group_lasso.penalty_grid) as fractions of lambda_max, computed
 # the same way so that both sides solve at bit-identical penalties
 GL_FRACTIONS = np.asarray(jnp.logspace(0.0, jnp.log10(jnp.asarray(GL_RATIO)), GL_N))
 GL_OPTIONS = {"relative": True, "adaptive": True, "alpha": 1.0, "tol": 1e-7, "max_steps": 2000}
+SNB = {"alpha": [1.0]}
+SNB_OPTIONS = {"direction": "forward", "criterion": "error"}
+WNB = {"alpha": [1.0]}
+METHODS = ("nb", "snb", "wnb", "group_lasso", "fsnb")
 
 
 def _grid(methods):
-    grid = {"nb": {"alpha": ALPHAS}, "fsnb": FSNB, "group_lasso": {"penalty": GL_FRACTIONS}}
+    grid = {
+        "nb": {"alpha": ALPHAS},
+        "fsnb": FSNB,
+        "group_lasso": {"penalty": GL_FRACTIONS},
+        "snb": SNB,
+        "wnb": WNB,
+    }
     return {m: grid[m] for m in methods}
 
 
 def run_sweep(data, n_states, methods):
+    options = {"group_lasso": GL_OPTIONS, "snb": SNB_OPTIONS}
     t0 = time.perf_counter()
     _, res = sweep_methods(
         data,
         _grid(methods),
         n_states=n_states,
-        options={"group_lasso": GL_OPTIONS} if "group_lasso" in methods else None,
+        options={m: o for m, o in options.items() if m in methods},
     )
     jax.block_until_ready(0)
     return res, time.perf_counter() - t0
@@ -89,8 +112,8 @@ def run_sweep(data, n_states, methods):
 
 def run_loop(data, n_states, methods, datasets):
     """The same grid with the estimators, one fit at a time."""
-    from jaxnb.estimators_penalized import GroupLassoNB
-    from jaxnb.estimators_search import StagewiseNB
+    from jaxnb.estimators_penalized import GroupLassoNB, WeightedNB
+    from jaxnb.estimators_search import SelectiveNB, StagewiseNB
 
     disc = bool(n_states)
     kw = dict(discrete="all", n_states=list(n_states)) if disc else dict(discrete="none")
@@ -127,6 +150,12 @@ def run_loop(data, n_states, methods, datasets):
             for h in range(GL_N):
                 err = np.mean(m.predict(Xt) != yt) if h == m.selected_index_ else None
                 out["group_lasso"][(d, h)] = (err, int(m.path_["n_active"][h]))
+        if "snb" in methods:
+            m = SelectiveNB(alpha=SNB["alpha"][0], **SNB_OPTIONS, **kw).fit(X, y)
+            out["snb"][(d, 0)] = (np.mean(m.predict(Xt) != yt), int(np.sum(m.support_)))
+        if "wnb" in methods:
+            m = WeightedNB(scheme="ferreira", alpha=WNB["alpha"][0], **kw).fit(X, y)
+            out["wnb"][(d, 0)] = (np.mean(m.predict(Xt) != yt), None)
     return out, time.perf_counter() - t0
 
 
@@ -138,7 +167,7 @@ def check_identical(res, loop, methods):
             if err is not None and abs(arr["test_error"][d, h, 0, 0] - err) > 1e-12:
                 bad.append((m, d, h, "test_error", arr["test_error"][d, h, 0, 0], err))
             if count is not None:
-                key = "n_selected" if m == "fsnb" else "n_active"
+                key = "n_active" if m == "group_lasso" else "n_selected"
                 if int(arr[key][d, h, 0, 0]) != count:
                     bad.append((m, d, h, key, int(arr[key][d, h, 0, 0]), count))
     return bad
@@ -161,7 +190,7 @@ def main(argv=None):
     )
     args = ap.parse_args(argv)
     n_ds = 10 if args.quick else args.datasets
-    methods = [m for m in ("nb", "fsnb", "group_lasso") if m in available_sweep_methods()]
+    methods = [m for m in METHODS if m in available_sweep_methods()]
     if args.methods:
         methods = [m for m in args.methods.split(",") if m in methods]
     print(

@@ -9,14 +9,6 @@ from jaxnb.estimators import NaiveBayes
 from jaxnb.estimators_penalized import L1NB, GroupLassoNB, WeightedNB, register_methods
 
 
-@pytest.fixture(autouse=True)
-def _allow_rank_promotion():
-    # The estimators call the core `fit_stats`, which trips jax_numpy_rank_promotion="raise"
-    # (known, reported; see tests/test_stagewise.py). Everything else here runs under "allow" too.
-    with jax.numpy_rank_promotion("allow"):
-        yield
-
-
 def mixed_data(seed, n=120):
     """Two informative + one noise discrete column, one informative + one noise Gaussian column."""
     rng = np.random.default_rng(seed)

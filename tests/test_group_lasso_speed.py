@@ -24,17 +24,9 @@ N_STATES = (3,) * 20
 MAX_STEPS = 20000
 
 
-@pytest.fixture(autouse=True)
-def _allow_rank_promotion():
-    # `fit_stats` trips jax_numpy_rank_promotion="raise" (see tests/test_estimators_penalized.py).
-    with jax.numpy_rank_promotion("allow"):
-        yield
-
-
 @pytest.fixture(scope="module")
 def dr_data():
-    with jax.numpy_rank_promotion("allow"):
-        d = make_table1(jax.random.PRNGKey(5), "DR", 300, 2000)
+    d = make_table1(jax.random.PRNGKey(5), "DR", 300, 2000)
     return {k: np.asarray(v) for k, v in d.items()}
 
 
@@ -62,8 +54,7 @@ _kkt = jax.jit(jax.vmap(gl.kkt_residual, in_axes=(None, 0, 0, 0, None)))
 @pytest.fixture(scope="module")
 def reference(dr_data):
     """Tight float64 path (tol 1e-11)."""
-    with jax.numpy_rank_promotion("allow"):
-        problem, path = _path(_stats(dr_data, jnp.float64), jnp.asarray(1e-11))
+    problem, path = _path(_stats(dr_data, jnp.float64), jnp.asarray(1e-11))
     assert bool(jnp.all(path.info.converged))
     return problem, path
 

@@ -26,8 +26,7 @@ N_DATASETS, K = 3, 2
 
 @pytest.fixture(scope="module", params=["DR", "CR"])
 def table1(request):
-    with jax.numpy_rank_promotion("allow"):  # the continuous generator broadcasts (n, p) + (p,)
-        data, ns = make_table1_batch(jax.random.PRNGKey(0), request.param, n_datasets=N_DATASETS)
+    data, ns = make_table1_batch(jax.random.PRNGKey(0), request.param, n_datasets=N_DATASETS)
     return {k: np.asarray(v) for k, v in data.items()}, tuple(ns)
 
 

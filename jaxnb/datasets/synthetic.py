@@ -161,7 +161,7 @@ def make_table1(key, scenario="DR", n_train=300, n_test=3000, *, v2_mode="paper"
         v1 = mu_v1.T[y] + 0.75 * jax.random.normal(keys[3], (n, p1))
         v2 = mu_v2[y][:, None] + 0.75 * jax.random.normal(keys[4], (n, p2))
         m = jax.random.uniform(keys[5], (p3,), minval=-2.0, maxval=2.0)
-        v3 = m + 0.75 * jax.random.normal(keys[6], (n, p3))
+        v3 = m[None, :] + 0.75 * jax.random.normal(keys[6], (n, p3))
 
     if redundant:
         common = jax.random.bernoulli(keys[12], v3_common_source)

@@ -722,6 +722,18 @@ def _folds_arg(folds, D, n):
     return None, int(ids.max()) + 1, ids.astype(np.int32)
 
 
+def _vmap_axis(f, xs):
+    """``jax.vmap(f)(xs)`` over the leading axis, except that a length-1 axis is sliced and
+    re-added instead: vmapping a while loop over one element turns its condition into a reduction
+    and its body into selects on every carry, pure overhead for the common single-seed, single-fold
+    or single-grid-point sweep (e.g. 0.8x -> parity of the estimator loop for group lasso on one
+    CPU device)."""
+    if jax.tree.leaves(xs)[0].shape[0] == 1:
+        out = f(jax.tree.map(lambda a: a[0], xs))
+        return jax.tree.map(lambda a: jnp.expand_dims(a, 0), out)
+    return jax.vmap(f)(xs)
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled_sweep(
     fit_eval_fn,
@@ -762,11 +774,11 @@ def _compiled_sweep(
                     valid_w = None  # static: no held-out rows, no validation metrics
                 if path:
                     return fn(task, grid_h, train_w, valid_w, mkey)
-                return jax.vmap(lambda h: fn(task, h, train_w, valid_w, mkey))(grid_h)
+                return _vmap_axis(lambda h: fn(task, h, train_w, valid_w, mkey), grid_h)
 
-            return jax.vmap(per_fold)(jnp.arange(F))
+            return _vmap_axis(per_fold, jnp.arange(F))
 
-        return jax.vmap(per_seed)(seed_keys)  # leaves (S, F, H)
+        return _vmap_axis(per_seed, seed_keys)  # leaves (S, F, H)
 
     if dataset_batch_size is None:
         batched = jax.vmap(per_dataset, in_axes=(0, None, None))

@@ -172,3 +172,32 @@ def test_custom_fit_eval_fn_and_validation(table1):
         sweep_nb(data, n_states=ns, folds=1)
     with pytest.raises(ValueError, match="unknown sweep method"):
         sweep_methods(data, ["nope"], n_states=ns)
+
+
+def test_length_one_axes_are_sliced_not_vmapped_with_the_same_results(table1):
+    """A single seed / fold / grid point is run without vmap (`_vmap_axis`); its metrics equal the
+    same task inside a vmapped axis of length > 1."""
+    from jaxnb.sweep import _vmap_axis
+
+    calls = []
+
+    def f(x):
+        calls.append(x.shape)
+        return {"y": x * 2.0}
+
+    out = _vmap_axis(f, jnp.ones((1, 3)))
+    assert calls == [(3,)] and out["y"].shape == (1, 3)
+    data, ns = table1
+    grid = {"epsilon": [0.3], "patience": [10]}
+    one = sweep_methods(data, {"fsnb": grid}, n_states=ns, seeds=(0,), folds=2)[1]["fsnb"]
+    two = sweep_methods(data, {"fsnb": grid}, n_states=ns, seeds=(0, 1), folds=2)[1]["fsnb"]
+    for k in ("valid_error", "n_selected", "n_iter"):
+        np.testing.assert_array_equal(one.arrays[k][..., 0], two.arrays[k][..., 0])
+    # batched and unbatched reductions may round differently in the last ulp
+    np.testing.assert_allclose(one.arrays["train_log_loss"][..., 0],
+                               two.arrays["train_log_loss"][..., 0], rtol=1e-13)
+    single = sweep_methods(data, {"fsnb": grid}, n_states=ns)[1]["fsnb"]  # S = F = H = 1
+    both = sweep_methods(data, {"fsnb": {"epsilon": [0.3, 0.3], "patience": [10, 10]}},
+                         n_states=ns)[1]["fsnb"]
+    for k in ("test_error", "n_selected", "n_iter"):
+        np.testing.assert_array_equal(single.arrays[k][:, 0], both.arrays[k][:, 0])

@@ -65,6 +65,7 @@ from .suffstats import (
     _rows_dot,
     empty_stats,
     merge,
+    stats_from_sums,
 )
 
 __all__ = [
@@ -734,15 +735,7 @@ def _over_blocks(x, y, w, n_valid, layout, block_size, block, fold, with_start=F
 
 def _finish_sums(sums, shift, layout):
     nj, counts, s0, s1, s2 = sums
-    _, rows = _onehot_layout(layout.n_states)
-    counts = counts.T
-    if counts.shape[0] != len(rows) or np.any(rows != np.arange(len(rows))):
-        counts = counts[rows]
-    safe = jnp.where(s0 > 0, s0, 1.0)
-    d = s1 / safe
-    mean = jnp.where(s0 > 0, shift[None, :] + d, 0.0)
-    m2 = jnp.maximum(jnp.where(s0 > 0, s2 - s1 * d, 0.0), 0.0)
-    return SuffStats(nj, counts, s0, mean, m2, layout.n_states)
+    return stats_from_sums(nj, counts, s0, s1, s2, shift, layout.n_states)
 
 
 def _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size):

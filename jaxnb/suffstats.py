@@ -31,6 +31,7 @@ __all__ = [
     "pooled_gaussian",
     "state_offsets",
     "state_segments",
+    "stats_from_sums",
 ]
 
 
@@ -239,16 +240,22 @@ def accumulate(codes, values, Y, weight=None, *, n_states,
 
         ok = jnp.isfinite(s1).all() & jnp.isfinite(s2).all()
         s0, s1, s2 = lax.cond(ok, lambda: (s0, s1, s2), redo)
+    return stats_from_sums(Yw.sum(0), counts, s0, s1, s2, shift, n_states)
+
+
+def stats_from_sums(class_weight, counts, s0, s1, s2, shift, n_states) -> SuffStats:
+    """`SuffStats` from the raw block sums of `_blocked_sums`: counts in the one-hot layout
+    (transposed, (c, width)) reordered to the flat CPT rows, and the shifted power sums
+    s0 = Σw, s1 = Σw(x − shift), s2 = Σw(x − shift)² turned into means and centred M2."""
     _, rows = _onehot_layout(n_states)
     counts = counts.T
     if counts.shape[0] != len(rows) or np.any(rows != np.arange(len(rows))):
         counts = counts[rows]
-
     safe = jnp.where(s0 > 0, s0, 1.0)
     d = s1 / safe
     mean = jnp.where(s0 > 0, shift[None, :] + d, 0.0)
     m2 = jnp.maximum(jnp.where(s0 > 0, s2 - s1 * d, 0.0), 0.0)
-    return SuffStats(Yw.sum(0), counts, s0, mean, m2, n_states)
+    return SuffStats(class_weight, counts, s0, mean, m2, n_states)
 
 
 def _chan(na, ma, qa, nb, mb, qb):

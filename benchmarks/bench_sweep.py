@@ -65,20 +65,19 @@ import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxnb import NaiveBayes  # noqa: E402
 from jaxnb.datasets import make_table1_batch  # noqa: E402
+from jaxnb.methods.group_lasso import penalty_fractions  # noqa: E402
 from jaxnb.sweep import available_sweep_methods, sweep_methods  # noqa: E402
 
 SCENARIOS = ("DI", "CI", "DR", "CR")
 ALPHAS = [1.0]
 FSNB = {"epsilon": [0.025], "patience": [6]}
 GL_N, GL_RATIO = 20, 1e-3
-# the estimator's grid (jaxnb.methods.group_lasso.penalty_grid) as fractions of lambda_max, computed
-# the same way so that both sides solve at bit-identical penalties
-GL_FRACTIONS = np.asarray(jnp.logspace(0.0, jnp.log10(jnp.asarray(GL_RATIO)), GL_N))
+# the estimator's grid (group_lasso.penalty_grid) as fractions of lambda_max: identical penalties
+GL_FRACTIONS = np.asarray(penalty_fractions(GL_N, GL_RATIO))
 GL_OPTIONS = {"relative": True, "adaptive": True, "alpha": 1.0, "tol": 1e-7, "max_steps": 2000}
 SNB = {"alpha": [1.0]}
 SNB_OPTIONS = {"direction": "forward", "criterion": "error"}

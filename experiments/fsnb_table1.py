@@ -40,11 +40,11 @@ if "jax" not in sys.modules:  # one XLA CPU device per core, before JAX starts (
             f"{_flags} --xla_force_host_platform_device_count={os.cpu_count()}".strip())
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxnb import FilterNB  # noqa: E402
 from jaxnb.datasets import make_table1_batch  # noqa: E402
+from jaxnb.methods.group_lasso import penalty_fractions  # noqa: E402
 from jaxnb.sweep import sweep_methods  # noqa: E402
 
 try:
@@ -74,14 +74,8 @@ FSNB_VARIANTS = {"fsNB": ("t_eps", PATIENCE), "fsNB(eps)": ("eps", PATIENCE),
 METHODS = ("NB", "SNB", "WNB", "aL1/L2-NB", "fsNB", "CFS+NB")
 
 
-GL_N, GL_RATIO = 20, 1e-3  # GroupLassoNB defaults: n_penalties, penalty_ratio
+GL_N, GL_RATIO = 20, 1e-3  # GroupLassoNB defaults: n_penalties, penalty_ratio (largest first)
 GL_OPTIONS = {"adaptive": True, "relative": True, "alpha": 1.0, "tol": 1e-7, "max_steps": 2000}
-
-
-def gl_fractions():
-    """The estimator's penalty grid as fractions of lambda_max (largest first), computed the same
-    way as `jaxnb.methods.group_lasso.penalty_grid`, in the default float precision."""
-    return np.asarray(jnp.logspace(0.0, jnp.log10(jnp.asarray(GL_RATIO)), GL_N))
 
 
 def _arr(res, name):
@@ -97,7 +91,7 @@ def run_sweeps(data, n_states):
     _, res = sweep_methods(
         data,
         {"nb": {"alpha": [1.0]}, "snb": {"alpha": [1.0]}, "wnb": {"alpha": [1.0]},
-         "group_lasso": {"penalty": gl_fractions()}},
+         "group_lasso": {"penalty": np.asarray(penalty_fractions(GL_N, GL_RATIO))}},
         n_states=n_states,
         options={"snb": {"direction": "forward", "criterion": "error"},
                  "group_lasso": GL_OPTIONS},

@@ -32,16 +32,8 @@ _fit_mle_k = jax.jit(jax.vmap(fit_mle, in_axes=(0, None, None)))
 _fit_marginal_k = jax.jit(jax.vmap(fit_marginal, in_axes=(0, None, None)))
 
 
-@jax.jit
-def _scores_alpha(omega1, omega0, alpha, codes, values):
-    L = sw.interpolated_contributions(omega1, omega0, alpha, codes, values)
-    return omega1.log_prior[None, :] + L.sum(1)
-
-
-@jax.jit
-def _scores_mask(omega1, mask, codes, values):
-    L = sel.mle_contributions(omega1, codes, values)
-    return omega1.log_prior[None, :] + jnp.einsum("npc,p->nc", L, mask.astype(L.dtype))
+_scores_alpha = jax.jit(sw.interpolated_scores)
+_scores_mask = jax.jit(sel.masked_scores)
 
 
 class _SearchBase(BaseNB):

@@ -327,10 +327,7 @@ def _fsnb_fit_eval(
     idx = jnp.argmin(path.aic) if selection == "aic" else path.n_iter
     a = path.alpha[idx]
 
-    def score(c, v):
-        return o1.log_prior[None, :] + sw.interpolated_contributions(o1, o0, a, c, v).sum(1)
-
-    out = _evaluate_all(score, d, train_w, valid_w)
+    out = _evaluate_all(lambda c, v: sw.interpolated_scores(o1, o0, a, c, v), d, train_w, valid_w)
     out["n_selected"] = jnp.sum(a > 0).astype(jnp.int32)
     out["n_iter"] = path.n_iter.astype(jnp.int32)
     out["selected_iter"] = jnp.asarray(idx).astype(jnp.int32)
@@ -349,8 +346,12 @@ def _check_options(method, options, allowed):
         )
 
 
-def _check_alpha_grid(grid):
-    """Lidstone ``alpha`` grid values must be finite and >= 0."""
+def _check_alpha_method(method, grid, options, allowed):
+    """Common eager checks of a method gridded over the Lidstone ``alpha``: known options only,
+    and an ``alpha`` entry of finite values >= 0."""
+    _check_options(method, options, allowed)
+    if "alpha" not in grid:
+        raise ValueError(f"the {method!r} grid needs an 'alpha' entry (Lidstone pseudo-count)")
     a = np.asarray(grid["alpha"], np.float64)
     if not np.isfinite(a).all() or (a < 0).any():
         raise ValueError(f"grid['alpha'] must hold finite values >= 0; got {a.tolist()}")
@@ -364,10 +365,7 @@ def _snb_prepare(grid, options, n_predictors):
     from .methods import selective as sel
 
     del n_predictors
-    _check_options("snb", options, _SNB_OPTIONS)
-    if "alpha" not in grid:
-        raise ValueError("the 'snb' grid needs an 'alpha' entry (Lidstone pseudo-count)")
-    _check_alpha_grid(grid)
+    _check_alpha_method("snb", grid, options, _SNB_OPTIONS)
     _check_choice("direction", options.get("direction", "forward"), sel.DIRECTIONS)
     _check_choice("criterion", options.get("criterion", "error"), sel.CRITERIA)
     _check_choice("stopping", options.get("stopping", "improve"), sel.STOPPING)
@@ -436,11 +434,7 @@ def _snb_fit_eval(
         idx = jnp.argmin(jnp.where(best, path.size, jnp.iinfo(jnp.int32).max))
     mask = path.mask[idx]
 
-    def score(c, v):
-        Lc = sel.mle_contributions(o1, c, v)
-        return o1.log_prior[None, :] + jnp.einsum("npc,p->nc", Lc, mask.astype(Lc.dtype))
-
-    out = _evaluate_all(score, d, train_w, valid_w)
+    out = _evaluate_all(lambda c, v: sel.masked_scores(o1, mask, c, v), d, train_w, valid_w)
     out["n_selected"] = jnp.sum(mask).astype(jnp.int32)
     out["n_evaluations"] = jnp.asarray(path.total_evaluations).astype(jnp.int32)
     if "noisy" in d:
@@ -456,10 +450,7 @@ def _wnb_prepare(grid, options, n_predictors):
     from .methods import weighted as wt
 
     del n_predictors
-    _check_options("wnb", options, _WNB_OPTIONS)
-    if "alpha" not in grid:
-        raise ValueError("the 'wnb' grid needs an 'alpha' entry (Lidstone pseudo-count)")
-    _check_alpha_grid(grid)
+    _check_alpha_method("wnb", grid, options, _WNB_OPTIONS)
     _check_int("n_bins", options.get("n_bins", 5), 2)
     _check_choice("state_weighting", options.get("state_weighting", "uniform"), wt.STATE_WEIGHTINGS)
     _check_real("var_smoothing", options.get("var_smoothing", 1e-9), 0.0)

@@ -8,12 +8,12 @@ rows of each fold.
 """
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from jaxnb.datasets import make_table1_batch
 from jaxnb.estimators_penalized import GroupLassoNB, WeightedNB
+from jaxnb.methods.group_lasso import penalty_fractions
 from jaxnb.sweep import available_sweep_methods, fold_ids, sweep_methods
 
 pytestmark = pytest.mark.skipif(
@@ -142,7 +142,7 @@ def test_snb_backward_full_and_alpha_grid_equal_selective_nb(table1):
 
 GL_N, GL_RATIO = 8, 1e-3
 # the estimator's grid (group_lasso.penalty_grid) as fractions of lambda_max, bit-identical
-GL_FRACTIONS = np.asarray(jnp.logspace(0.0, jnp.log10(jnp.asarray(GL_RATIO)), GL_N))
+GL_FRACTIONS = np.asarray(penalty_fractions(GL_N, GL_RATIO))
 GL_OPTIONS = {"relative": True, "adaptive": True, "alpha": 1.0, "tol": 1e-7, "max_steps": 2000}
 
 

@@ -84,6 +84,7 @@ __all__ = [
     "active_predictors",
     "lambda_max",
     "penalty_grid",
+    "penalty_fractions",
     "fit_group_lasso",
     "group_lasso_path",
     "kkt_residual",
@@ -473,10 +474,16 @@ def lambda_max(problem: GroupLassoProblem, *, continuous_scale=1.0, per_predicto
     return (lam, lam_i) if per_predictor else lam
 
 
+def penalty_fractions(num: int = 20, ratio=1e-3, dtype=None):
+    """The grid of `penalty_grid` as fractions of ``lambda_max``: ``num`` geometric values from 1
+    down to ``ratio`` (e.g. a sweep's ``relative=True`` group-lasso grid)."""
+    return jnp.logspace(0.0, jnp.log10(ratio), num, dtype=dtype)
+
+
 def penalty_grid(problem: GroupLassoProblem, num: int = 20, *, ratio=1e-3, continuous_scale=1.0):
     """Geometric grid of ``num`` penalties from ``lambda_max`` down to ``ratio * lambda_max``."""
     lmax = lambda_max(problem, continuous_scale=continuous_scale)
-    return lmax * jnp.logspace(0.0, jnp.log10(ratio), num, dtype=lmax.dtype)
+    return lmax * penalty_fractions(num, ratio, dtype=lmax.dtype)
 
 
 def kkt_residual(problem, params, penalty_discrete, penalty_continuous, step=1.0, **prox_kwargs):

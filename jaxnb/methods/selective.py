@@ -93,6 +93,7 @@ __all__ = [
     "PhaseFloatingPath",
     "phase_floating_path",
     "mle_contributions",
+    "masked_scores",
     "default_max_steps",
 ]
 
@@ -145,6 +146,13 @@ def mle_contributions(omega1: NBParams, codes, values):
     g = _gather(omega1, omega1, codes, values)
     p = g.flat.shape[1] + g.x.shape[1]
     return _contributions(g, jnp.ones((p,), g.mu1.dtype))
+
+
+def masked_scores(omega1: NBParams, mask, codes, values):
+    """Joint scores (n, c) of the selective NB keeping the predictors in ``mask`` (p,):
+    ``log π_j + Σ_i mask_i L[r, i, j]`` with L = `mle_contributions`."""
+    L = mle_contributions(omega1, codes, values)
+    return omega1.log_prior[None, :] + jnp.einsum("npc,p->nc", L, mask.astype(L.dtype))
 
 
 def _round_off_guard(dtype, criterion):

@@ -68,6 +68,7 @@ __all__ = [
     "path_alpha",
     "evaluate_path",
     "interpolated_contributions",
+    "interpolated_scores",
     "default_max_iter",
     "n_units",
     "criterion_from_scores",
@@ -543,3 +544,9 @@ def evaluate_path(omega1: NBParams, omega0: NBParams, alpha_path, codes, values,
 def interpolated_contributions(omega1: NBParams, omega0: NBParams, alpha, codes, values):
     """L[r, i, j] under Ω(α) (fsNB Eq. 13), shape (n, p, c), for one α (p,)."""
     return _contributions(_gather(omega1, omega0, codes, values), alpha)
+
+
+def interpolated_scores(omega1: NBParams, omega0: NBParams, alpha, codes, values):
+    """Joint scores (n, c) of the fsNB model α (p,): ``log π_j + Σ_i L_i(α_i)[r, j]``."""
+    L = interpolated_contributions(omega1, omega0, alpha, codes, values)
+    return omega1.log_prior[None, :] + L.sum(1)

@@ -156,8 +156,9 @@ def test_conditional_moves_beat_the_size_record():
                     assert not (masks[:t] == masks[t]).all(1).any()
 
 
-@pytest.mark.parametrize("direction", ["forward_backward", "backward_forward"])
-def test_floating_folds_max_features_initial_mask(direction):
+def _fold_case():
+    """A 3-fold problem (per-fold contributions and 0/1 fold weights) and the keyword sets
+    (max_features, initial_mask, both) that the floating-search fold tests run through."""
     L, bias, y = _problem(4, n=90, p=9, c=3)
     K = 3
     folds = np.arange(90) % K
@@ -166,8 +167,15 @@ def test_floating_folds_max_features_initial_mask(direction):
     bk = np.stack([bias] * K)
     init = np.zeros(9, bool)
     init[[1, 4, 6]] = True
-    for kw in (dict(max_features=5), dict(initial_mask=init), dict(initial_mask=init,
-                                                                    max_features=6)):
+    kwargs = (dict(max_features=5), dict(initial_mask=init), dict(initial_mask=init,
+                                                                  max_features=6))
+    return Lk, bk, y, W, kwargs
+
+
+@pytest.mark.parametrize("direction", ["forward_backward", "backward_forward"])
+def test_floating_folds_max_features_initial_mask(direction):
+    Lk, bk, y, W, kwargs = _fold_case()
+    for kw in kwargs:
         path = sel.selective_path(jnp.asarray(Lk), jnp.asarray(bk), jnp.asarray(y),
                                   jnp.asarray(W), direction=direction, criterion="log_loss",
                                   stopping="full", **{k: (jnp.asarray(v) if k == "initial_mask"

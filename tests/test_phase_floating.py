@@ -4,7 +4,7 @@ reference that rebuilds every candidate subset's score from scratch."""
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_floating import _crit, _problem
+from test_floating import _crit, _fold_case, _problem
 
 from jaxnb.methods import selective as sel
 
@@ -112,16 +112,8 @@ def test_phase_floating_changes_direction():
 
 @pytest.mark.parametrize("direction", ["forward_backward", "backward_forward"])
 def test_phase_floating_folds_max_features_initial_mask(direction):
-    L, bias, y = _problem(4, n=90, p=9, c=3)
-    K = 3
-    folds = np.arange(90) % K
-    Lk = np.stack([L + 0.05 * k for k in range(K)])
-    W = (folds[None] == np.arange(K)[:, None]).astype(float)
-    bk = np.stack([bias] * K)
-    init = np.zeros(9, bool)
-    init[[1, 4, 6]] = True
-    for kw in (dict(max_features=5), dict(initial_mask=init),
-               dict(initial_mask=init, max_features=6)):
+    Lk, bk, y, W, kwargs = _fold_case()
+    for kw in kwargs:
         # (the 0/1 error averaged over folds has round-off-level ties that the one-way search and
         # the reference may break differently; the single-split cases above cover it)
         for crit in ("error_probability", "log_loss"):

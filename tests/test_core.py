@@ -378,6 +378,23 @@ def test_log_joint_fast_path_equals_combine_and_reference(layout, kind):
     np.testing.assert_allclose(np.exp(post).sum(1), 1.0, rtol=0, atol=1e-12)
 
 
+def test_log_joint_shared_shift_equals_reference_and_per_set_vmap():
+    """``shift`` changes the centring only: the scores equal the reference, and a vmap over a
+    stack of parameter sets with one shared shift equals scoring each set on its own."""
+    (ns, codes, values, y, w), o1, o0 = _omegas("mixed", missing=0.1)
+    cj, vj = jnp.asarray(codes), jnp.asarray(values)
+    want = ref.log_joint(_params_dict(o1), codes, values, ns, None, None)
+    for shift in (np.zeros(values.shape[1]), np.asarray(o0.mean).mean(0) + 3.0):
+        got = np.asarray(nb.log_joint(o1, cj, vj, shift=jnp.asarray(shift)))
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
+    stack = jax.tree.map(lambda a, b: jnp.stack([a, b, 0.5 * (a + b)]), o1, o0)
+    shift = jnp.asarray(o0.mean).mean(0)
+    vm = jax.jit(jax.vmap(lambda p: nb.log_joint(p, cj, vj, shift=shift)))(stack)
+    for i in range(3):
+        one = jax.tree.map(lambda a, i=i: a[i], stack)
+        np.testing.assert_allclose(vm[i], nb.log_joint(one, cj, vj), rtol=1e-12, atol=1e-10)
+
+
 def test_combine_without_bias_is_the_weighted_sum():
     rng = np.random.default_rng(0)
     L = rng.normal(size=(5, 4, C))

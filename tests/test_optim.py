@@ -84,6 +84,46 @@ def test_pairwise_simplex_threshold_equals_sorted(m):
         np.testing.assert_allclose(np.maximum(vv - a[row, 0], 0), ref_simplex(vv), atol=1e-12)
 
 
+@pytest.mark.parametrize("m", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_unrolled_simplex_threshold_equals_sorted(m, axis):
+    """The written-out threshold (no padding, m <= 8) equals the sort-based one, ties included."""
+    from jaxnb.optim import projections as pj
+
+    rng = np.random.default_rng(10 + m)
+    v = np.round(rng.normal(scale=1.5, size=(300, m)), 1)  # many exact ties
+    v[:40] = v[:40, :1]  # all-equal rows
+    a = np.asarray(pj._simplex_threshold_unrolled(jnp.asarray(np.moveaxis(v, 1, axis)), axis))
+    b = np.asarray(pj._simplex_threshold_sorted(jnp.asarray(v), jnp.ones(v.shape, bool)))
+    np.testing.assert_allclose(np.moveaxis(a, axis, 1), b, rtol=0, atol=1e-12)
+    out = np.asarray(_simplex(jnp.asarray(v), axis=1))  # the public entry takes that path
+    for row in range(0, 300, 29):
+        np.testing.assert_allclose(out[row], ref_simplex(v[row]), atol=1e-12)
+
+
+@pytest.mark.parametrize("n_states", [(3, 3, 3), (2,), (1, 3, 2), (4, 1)])
+def test_block_reductions_match_segment_definition(n_states):
+    """block_sum / block_max / block_expand (reshape form for uniform states, segment ops
+    otherwise) equal the per-predictor loop, and survive vmap."""
+    from jaxnb.optim.blocks import block_expand, block_max, block_sum, uniform_states
+
+    assert (uniform_states(n_states) is not None) == (len(set(n_states)) == 1)
+    rng = np.random.default_rng(len(n_states))
+    x = rng.normal(size=(sum(n_states), 3))
+    off = np.concatenate([[0], np.cumsum(n_states)])
+    ref_sum = np.stack([x[a:b].sum(0) for a, b in zip(off[:-1], off[1:])])
+    ref_max = np.stack([x[a:b].max(0) for a, b in zip(off[:-1], off[1:])])
+    np.testing.assert_allclose(block_sum(jnp.asarray(x), n_states), ref_sum, rtol=1e-15)
+    np.testing.assert_array_equal(block_max(jnp.asarray(x), n_states), ref_max)
+    g = rng.normal(size=(len(n_states), 3))
+    np.testing.assert_array_equal(
+        block_expand(jnp.asarray(g), n_states), np.repeat(g, n_states, axis=0)
+    )
+    xs = jnp.asarray(rng.normal(size=(4,) + x.shape))
+    vm = jax.vmap(lambda a: block_sum(a, n_states))(xs)
+    np.testing.assert_allclose(vm, np.stack([block_sum(a, n_states) for a in xs]), rtol=1e-15)
+
+
 def test_prox_dykstra_stops_after_one_pass_when_prox_g_is_feasible():
     """prox_g(z) inside C is the prox of the sum: one pass, and the same point as a forced run."""
     z = np.array([0.4, 0.3, 0.2, 0.1])

@@ -68,6 +68,7 @@ import numpy as np
 import optax.tree_utils as otu
 from jax import lax
 
+from jaxnb.optim.blocks import block_expand, block_max, block_sum, uniform_states
 from jaxnb.optim.fista import SolverInfo, solve_fista
 from jaxnb.optim.projections import project_box, project_cpt, project_cpt_affine
 from jaxnb.optim.prox import group_norms, prox_dykstra, prox_group_l2
@@ -166,10 +167,30 @@ def _segments(n_states):
     return jnp.asarray(np.repeat(np.arange(len(n_states)), n_states).astype(np.int32))
 
 
+def _cpt_group_norms(cpt, center, n_states):
+    """(q,) ``||theta_i - center_i||`` per discrete predictor (reshape form when states are
+    uniform, `jaxnb.optim.blocks`)."""
+    M = uniform_states(n_states)
+    if M is not None:
+        q = len(n_states)
+        return group_norms(cpt.reshape(q, M, -1), jnp.reshape(center, (q, M, -1)))
+    return group_norms(cpt, center, segment_ids=_segments(n_states), num_segments=len(n_states))
+
+
+def _cpt_group_shrink(cpt, center, thr, n_states):
+    """`prox_group_l2` over the predictor blocks of a flattened CPT."""
+    M = uniform_states(n_states)
+    q = len(n_states)
+    if M is not None:
+        return prox_group_l2(cpt.reshape(q, M, -1), center.reshape(q, M, -1), thr).reshape(
+            cpt.shape
+        )
+    return prox_group_l2(cpt, center, thr, segment_ids=_segments(n_states), num_segments=q)
+
+
 def _block_normalize(a, n_states):
     """Divide each predictor/class block of (K, c) by its sum; empty blocks become uniform."""
-    seg = _segments(n_states)
-    sums = jax.ops.segment_sum(a, seg, num_segments=len(n_states))[seg]
+    sums = block_expand(block_sum(a, n_states), n_states)
     size = jnp.asarray(np.repeat(np.asarray(n_states, np.float64), n_states), a.dtype)[:, None]
     return jnp.where(sums > 0, a / jnp.where(sums > 0, sums, 1.0), 1.0 / size)
 
@@ -196,14 +217,7 @@ def _group_distance(problem: GroupLassoProblem, params: GroupLassoParams):
     q = problem.n_discrete
     parts = []
     if q:
-        parts.append(
-            group_norms(
-                params.cpt,
-                problem.center.cpt,
-                segment_ids=_segments(problem.n_states),
-                num_segments=q,
-            )
-        )
+        parts.append(_cpt_group_norms(params.cpt, problem.center.cpt, problem.n_states))
     if problem.n_continuous:
         dm = params.mean - problem.center.mean
         ds = params.std - problem.center.std
@@ -361,13 +375,12 @@ def prox_group_lasso(
     """
     q, r = problem.n_discrete, problem.n_continuous
     thr = step * _penalty_vector(problem, penalty_discrete, penalty_continuous)
-    seg = _segments(problem.n_states)
     center = problem.center
 
     def shrink(p):
         cpt = p.cpt
         if q:
-            cpt = prox_group_l2(p.cpt, center.cpt, thr[:q], segment_ids=seg, num_segments=q)
+            cpt = _cpt_group_shrink(p.cpt, center.cpt, thr[:q], problem.n_states)
         mean, std = p.mean, p.std
         if r:
             # Continuous group i = column i of [mean; std]  ->  rows of the (r, 2c) stack.
@@ -391,11 +404,9 @@ def prox_group_lasso(
     # feasible x.
     cpt = x.cpt
     if q:
-        removed = (
-            jax.ops.segment_max(jnp.max(jnp.abs(y.cpt - center.cpt), axis=1), seg, num_segments=q)
-            == 0
-        )
-        cpt = jnp.where(removed[seg][:, None], center.cpt, x.cpt)
+        ns = problem.n_states
+        removed = block_max(jnp.max(jnp.abs(y.cpt - center.cpt), axis=1), ns) == 0
+        cpt = jnp.where(block_expand(removed, ns)[:, None], center.cpt, x.cpt)
     mean, std = x.mean, x.std
     if r:
         removed_c = (
@@ -421,13 +432,12 @@ def _tangent_gradient(problem: GroupLassoProblem, params: GroupLassoParams):
     g = jax.grad(lambda p: negative_log_likelihood(problem, p))(params)
     cpt = g.cpt
     if problem.n_discrete:
-        seg = _segments(problem.n_states)
-        q = problem.n_discrete
+        ns = problem.n_states
         support = (params.cpt > 0).astype(cpt.dtype)
-        s = jax.ops.segment_sum(cpt * support, seg, num_segments=q)
-        n = jax.ops.segment_sum(support, seg, num_segments=q)
+        s = block_sum(cpt * support, ns)
+        n = block_sum(support, ns)
         mean_g = s / jnp.where(n > 0, n, 1.0)
-        cpt = (cpt - mean_g[seg]) * support
+        cpt = (cpt - block_expand(mean_g, ns)) * support
     return GroupLassoParams(cpt, g.mean, g.std)
 
 
@@ -461,9 +471,7 @@ def lambda_max(problem: GroupLassoProblem, *, continuous_scale=1.0, per_predicto
     q = problem.n_discrete
     parts = []
     if q:
-        parts.append(
-            group_norms(g.cpt, 0.0, segment_ids=_segments(problem.n_states), num_segments=q)
-        )
+        parts.append(_cpt_group_norms(g.cpt, jnp.zeros_like(g.cpt), problem.n_states))
     if problem.n_continuous:
         parts.append(
             jnp.sqrt(jnp.sum(g.mean**2, axis=0) + jnp.sum(g.std**2, axis=0)) / continuous_scale

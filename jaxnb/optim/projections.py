@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import functools
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
+
+from .blocks import block_expand, block_sum, uniform_states
 
 __all__ = ["project_simplex", "project_cpt", "project_cpt_affine", "project_box"]
 
@@ -40,6 +42,30 @@ def _simplex_threshold_pairwise(v, valid):
     total = jnp.sum(jnp.where(ge, vj, 0.0), axis=-1)
     f = (total - 1.0) / jnp.maximum(count, 1.0)
     return jnp.max(jnp.where(valid, f, -jnp.inf), axis=-1, keepdims=True)
+
+
+def _simplex_threshold_unrolled(v, axis):
+    r"""`_simplex_threshold_pairwise` for simplices without padding, with the O(m^2) comparisons
+    written out over the m slices along ``axis`` (m <= ``_PAIRWISE_MAX``, static).
+
+    Only elementwise operations on (..., 1, ...) slices: XLA fuses them into one loop, where the
+    (..., m, m) comparison tensor and its reductions over a tiny minor axis of the pairwise form
+    are separate kernels that dominate a batched (vmapped) solver step on CPU. The threshold is
+    returned with ``axis`` kept (size 1).
+    """
+    m = v.shape[axis]
+    xs = [lax.index_in_dim(v, i, axis, keepdims=True) for i in range(m)]
+    tau = None
+    for xi in xs:
+        count = jnp.zeros_like(xi)
+        total = jnp.zeros_like(xi)
+        for xj in xs:
+            ge = xj >= xi
+            count = count + ge.astype(v.dtype)
+            total = total + jnp.where(ge, xj, 0.0)
+        f = (total - 1.0) / count  # count >= 1: xi >= xi
+        tau = f if tau is None else jnp.maximum(tau, f)
+    return tau
 
 
 def _simplex_threshold(v, valid):
@@ -92,6 +118,8 @@ def project_simplex(v, axis: int = 0):
     v = jnp.asarray(v)
     if v.ndim == 0:
         raise ValueError("project_simplex needs at least 1-D input; got a scalar")
+    if v.shape[axis] <= _PAIRWISE_MAX:
+        return jnp.maximum(v - _simplex_threshold_unrolled(v, axis), 0.0)
     w = jnp.moveaxis(v, axis, -1)
     tau = _simplex_threshold(w, jnp.ones(w.shape, bool))
     return jnp.moveaxis(jnp.maximum(w - tau, 0.0), -1, axis)
@@ -144,6 +172,10 @@ def project_cpt(cpt, n_states):
     n_states = _check_n_states(cpt, n_states)
     if not n_states:
         return cpt
+    M = uniform_states(n_states)
+    if M is not None:  # no padding: a reshape instead of the two gathers
+        q = len(n_states)
+        return project_simplex(cpt.reshape((q, M) + cpt.shape[1:]), axis=1).reshape(cpt.shape)
     rows, valid, back = _cpt_layout(n_states)
     q, M = valid.shape
     padded = cpt[rows]  # (q, M, ...)
@@ -175,11 +207,10 @@ def project_cpt_affine(cpt, n_states):
     n_states = _check_n_states(cpt, n_states)
     if not n_states:
         return cpt
-    seg = np.repeat(np.arange(len(n_states)), n_states)
-    sums = jax.ops.segment_sum(cpt, jnp.asarray(seg), num_segments=len(n_states))
+    sums = block_sum(cpt, n_states)
     sizes = jnp.asarray(np.asarray(n_states, dtype=np.float64), dtype=cpt.dtype)
     sizes = sizes.reshape((-1,) + (1,) * (cpt.ndim - 1))
-    return cpt - ((sums - 1.0) / sizes)[seg]
+    return cpt - block_expand((sums - 1.0) / sizes, n_states)
 
 
 def project_box(v, lower=None, upper=None):

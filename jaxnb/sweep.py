@@ -67,6 +67,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, NamedTuple
@@ -822,6 +824,7 @@ def sweep(
     name: str = "custom",
     prepare: Callable | None = None,
     dataset_batch_size="auto",
+    progress: bool = False,
 ) -> SweepResult:
     r"""Run ``fit_eval_fn`` over data sets × grid × folds × seeds in one compiled, vmapped call.
 
@@ -847,6 +850,9 @@ def sweep(
       dataset_batch_size: how data sets are batched on each device: None vmaps all of them (best
         on GPU/TPU), an int k runs them k at a time in sequence (``lax.map``) inside the same
         compiled program, ``"auto"`` (default) is 1 on CPU and None elsewhere.
+      progress: print one line per compiled call on stderr (method, sizes, devices, seconds, and
+        whether the call compiled). The call itself is one program, so there is nothing to report
+        inside it.
 
     Returns:
       `SweepResult`.
@@ -934,6 +940,8 @@ def sweep(
             folds is not None,
             batch,
         )
+        n_compiled = _jit_cache_size(run)
+        t0 = time.perf_counter()
         out = run(jd, garr, keys)
         pos = np.asarray(g_arrays["_h"])
         for k, v in out.items():
@@ -941,6 +949,15 @@ def sweep(
             if k not in arrays:
                 arrays[k] = np.zeros((D, H) + a.shape[2:], a.dtype)
             arrays[k][:, pos] = a
+        if progress:
+            compiled = n_compiled is not None and _jit_cache_size(run) > n_compiled
+            print(
+                f"[jaxnb.sweep] {name}: {D} data sets x {len(pos)} grid points x {F} folds x "
+                f"{len(seeds)} seeds on {n_dev} device(s): {time.perf_counter() - t0:.2f} s"
+                f"{' (first call: includes compilation)' if compiled else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
     if folds is None:
         arrays = {k: v for k, v in arrays.items() if not k.startswith("valid_")}
     return SweepResult(
@@ -963,6 +980,14 @@ def _dataset_batch(dataset_batch_size, mesh):
             f"dataset_batch_size must be 'auto', None or a positive int; got {dataset_batch_size!r}"
         )
     return None if dataset_batch_size is None else int(dataset_batch_size)
+
+
+def _jit_cache_size(fn):
+    """Number of programs a jitted function has compiled (None where JAX does not expose it)."""
+    try:
+        return int(fn._cache_size())
+    except Exception:  # private API: progress output must never fail a sweep
+        return None
 
 
 def _place(host, mesh):
@@ -1002,6 +1027,7 @@ def sweep_methods(
     options: Mapping[str, Mapping[str, Any]] | None = None,
     mesh=None,
     dataset_batch_size="auto",
+    progress: bool = False,
 ):
     r"""Run several registered methods (one compiled call each) and stack their tables.
 
@@ -1038,6 +1064,7 @@ def sweep_methods(
             name=name,
             prepare=m.prepare,
             dataset_batch_size=dataset_batch_size,
+            progress=progress,
         )
     return concat_tables([r.table for r in results.values()]), results
 
@@ -1053,6 +1080,7 @@ def sweep_nb(
     var_smoothing=1e-9,
     mesh=None,
     dataset_batch_size="auto",
+    progress: bool = False,
 ) -> SweepResult:
     """NB over data sets × ``grid`` (``alpha``, optionally ``var_smoothing``) × folds × seeds."""
     m = _method("nb")
@@ -1068,4 +1096,5 @@ def sweep_nb(
         mesh=mesh,
         name="nb",
         dataset_batch_size=dataset_batch_size,
+        progress=progress,
     )

@@ -201,3 +201,16 @@ def test_length_one_axes_are_sliced_not_vmapped_with_the_same_results(table1):
                          n_states=ns)[1]["fsnb"]
     for k in ("test_error", "n_selected", "n_iter"):
         np.testing.assert_array_equal(single.arrays[k][:, 0], both.arrays[k][:, 0])
+
+
+def test_progress_lines_report_each_compiled_call(table1, capsys):
+    data, ns = table1
+    grid = {"alpha": [0.25, 0.75, 1.25]}  # a grid length no other test uses: a new program
+    sweep_nb(data, grid, n_states=ns, progress=True)
+    sweep_nb(data, grid, n_states=ns, progress=True)
+    sweep_nb(data, grid, n_states=ns)  # quiet by default
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("[jaxnb.sweep] nb: 3 data sets x 3 grid points x 1 folds x 1 seeds")
+    assert lines[0].endswith("(first call: includes compilation)")
+    assert lines[1].endswith(" s")  # the second call reuses the compiled program

@@ -68,7 +68,7 @@ import numpy as np
 import optax.tree_utils as otu
 from jax import lax
 
-from jaxnb.optim.blocks import block_expand, block_max, block_sum, uniform_states
+from jaxnb.optim.blocks import block_expand, block_max, block_sum, segment_ids, uniform_states
 from jaxnb.optim.fista import SolverInfo, solve_fista
 from jaxnb.optim.projections import project_box, project_cpt, project_cpt_affine
 from jaxnb.optim.prox import group_norms, prox_dykstra, prox_group_l2
@@ -163,10 +163,6 @@ class GroupLassoPath(NamedTuple):
     info: SolverInfo
 
 
-def _segments(n_states):
-    return jnp.asarray(np.repeat(np.arange(len(n_states)), n_states).astype(np.int32))
-
-
 def _cpt_group_norms(cpt, center, n_states):
     """(q,) ``||theta_i - center_i||`` per discrete predictor (reshape form when states are
     uniform, `jaxnb.optim.blocks`)."""
@@ -174,7 +170,7 @@ def _cpt_group_norms(cpt, center, n_states):
     if M is not None:
         q = len(n_states)
         return group_norms(cpt.reshape(q, M, -1), jnp.reshape(center, (q, M, -1)))
-    return group_norms(cpt, center, segment_ids=_segments(n_states), num_segments=len(n_states))
+    return group_norms(cpt, center, segment_ids=segment_ids(n_states), num_segments=len(n_states))
 
 
 def _cpt_group_shrink(cpt, center, thr, n_states):
@@ -185,7 +181,7 @@ def _cpt_group_shrink(cpt, center, thr, n_states):
         return prox_group_l2(cpt.reshape(q, M, -1), center.reshape(q, M, -1), thr).reshape(
             cpt.shape
         )
-    return prox_group_l2(cpt, center, thr, segment_ids=_segments(n_states), num_segments=q)
+    return prox_group_l2(cpt, center, thr, segment_ids=segment_ids(n_states), num_segments=q)
 
 
 def _block_normalize(a, n_states):

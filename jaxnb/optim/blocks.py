@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["uniform_states", "block_sum", "block_max", "block_expand"]
+__all__ = ["uniform_states", "segment_ids", "block_sum", "block_max", "block_expand"]
 
 
 def uniform_states(n_states) -> int | None:
@@ -31,7 +31,8 @@ def uniform_states(n_states) -> int | None:
     return None
 
 
-def _segments(n_states):
+def segment_ids(n_states):
+    """(K,) int32 predictor index of each row of the flattened CPT (a constant)."""
     return jnp.asarray(np.repeat(np.arange(len(n_states), dtype=np.int32), n_states))
 
 
@@ -40,7 +41,7 @@ def block_sum(x, n_states):
     q, M = len(n_states), uniform_states(n_states)
     if M is not None:
         return jnp.sum(x.reshape((q, M) + x.shape[1:]), axis=1)
-    return jax.ops.segment_sum(x, _segments(n_states), num_segments=q)
+    return jax.ops.segment_sum(x, segment_ids(n_states), num_segments=q)
 
 
 def block_max(x, n_states):
@@ -48,7 +49,7 @@ def block_max(x, n_states):
     q, M = len(n_states), uniform_states(n_states)
     if M is not None:
         return jnp.max(x.reshape((q, M) + x.shape[1:]), axis=1)
-    return jax.ops.segment_max(x, _segments(n_states), num_segments=q)
+    return jax.ops.segment_max(x, segment_ids(n_states), num_segments=q)
 
 
 def block_expand(g, n_states):
@@ -56,4 +57,4 @@ def block_expand(g, n_states):
     q, M = len(n_states), uniform_states(n_states)
     if M is not None:
         return jnp.broadcast_to(g[:, None], (q, M) + g.shape[1:]).reshape((q * M,) + g.shape[1:])
-    return g[_segments(n_states)]
+    return g[segment_ids(n_states)]

@@ -66,6 +66,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from . import likelihood as lk
+from ._dtypes import float_dtype
 from .methods import group_lasso as gl
 from .params import NBParams, fit_mle
 from .suffstats import SuffStats, accumulate
@@ -167,7 +168,7 @@ def pad_rows(codes, values, y, weight=None, *, multiple: int, n_rows: int | None
 
 
 def _float_dtype():
-    return jnp.zeros(()).dtype
+    return float_dtype()
 
 
 def _check_rows(codes, values, y, weight, n_states, n_classes, check_values):

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import likelihood as lk
+from ._dtypes import float_dtype
 from .data import FeatureEncoder, check_sample_weight, encode_labels
 from .likelihood import _rows_per_block
 from .methods.nb import fit_stats
@@ -33,7 +34,7 @@ _IMPORTANCE_ROWS = 2048
 
 
 def _float_dtype():
-    return jnp.zeros(()).dtype
+    return float_dtype()
 
 
 def _device(a):

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._dtypes import float_dtype
 from .suffstats import SuffStats, accumulate, subtract
 
 __all__ = [
@@ -57,7 +58,7 @@ def aic(log_post, y, d, weight=None):
 
 def fold_weights(folds, n_folds: int, dtype=None):
     """(K, n) 0/1 indicators of the rows of each fold from an (n,) fold assignment."""
-    dtype = dtype or jnp.zeros(()).dtype
+    dtype = dtype or float_dtype()
     folds = jnp.asarray(folds)
     return (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(dtype)
 
@@ -78,7 +79,7 @@ def kfold_stats(codes, values, y, folds, weight=None, *, n_states, n_classes, n_
     Returns:
       (train, fold): `SuffStats` whose leaves have a leading axis K (vmap-ready).
     """
-    dtype = values.dtype if jnp.issubdtype(values.dtype, jnp.floating) else jnp.zeros(()).dtype
+    dtype = values.dtype if jnp.issubdtype(values.dtype, jnp.floating) else float_dtype()
     Y = jax.nn.one_hot(y, n_classes, dtype=dtype)
     F = jax.nn.one_hot(folds, n_folds, dtype=dtype)
     YF = (F[:, :, None] * Y[:, None, :]).reshape((Y.shape[0], n_folds * n_classes))

@@ -57,6 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._dtypes import float_dtype
 from .estimators import NaiveBayes
 from .suffstats import (
     SuffStats,
@@ -861,7 +862,7 @@ def _auto_chunk_rows(p, itemsize):
 
 
 def _float_dtype():
-    return jnp.zeros(()).dtype
+    return float_dtype()
 
 
 def _check_chunk_rows(chunk_rows):

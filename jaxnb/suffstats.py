@@ -22,6 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._dtypes import float_dtype
+
 __all__ = [
     "SuffStats",
     "accumulate",
@@ -83,7 +85,7 @@ def state_segments(n_states: tuple[int, ...]) -> np.ndarray:
 
 def empty_stats(n_states, n_continuous: int, n_classes: int, dtype=None) -> SuffStats:
     """All-zero statistics: the identity element of `merge`."""
-    dtype = dtype or jnp.zeros(()).dtype
+    dtype = dtype or float_dtype()
     n_states = tuple(int(m) for m in n_states)
     K = int(sum(n_states))
     z = lambda *s: jnp.zeros(s, dtype)
@@ -214,7 +216,7 @@ def accumulate(codes, values, Y, weight=None, *, n_states,
         raise ValueError(f"codes has {codes.shape[1]} columns but n_states has {len(n_states)}")
     dtype = jnp.result_type(values.dtype, Y.dtype)
     if not jnp.issubdtype(dtype, jnp.floating):
-        dtype = jnp.zeros(()).dtype
+        dtype = float_dtype()
     Y = Y.astype(dtype)
     Yw = Y if weight is None else Y * weight.astype(dtype)[:, None]
     n = Y.shape[0]

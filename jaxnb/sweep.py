@@ -83,6 +83,7 @@ from . import likelihood as lk
 from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
+from ._dtypes import float_dtype
 from .methods.nb import fit_stats
 from .params import NBParams, fit_marginal, fit_mle
 
@@ -892,7 +893,7 @@ def sweep(
         raise ValueError(f"seeds must be a non-empty list of ints; got {seeds!r}")
     random_k, F, fixed_ids = _folds_arg(folds, D, n)
 
-    dtype = jnp.zeros(()).dtype
+    dtype = float_dtype()
     hd = dict(d)  # host (NumPy) arrays: cast and pad here, then one transfer to the devices
     for k in ("codes_train", "codes_test"):
         if k in hd:

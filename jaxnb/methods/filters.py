@@ -35,6 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._dtypes import float_dtype
+
 __all__ = [
     "InformationMatrices",
     "as_state_tuple",
@@ -116,7 +118,7 @@ def _default_weight(weight, n: int, dtype) -> jax.Array:
 
 
 def _float_dtype():
-    return jnp.zeros(()).dtype  # float64 under x64, float32 otherwise
+    return float_dtype()  # float64 under x64, float32 otherwise
 
 
 def _onehot_codes(codes: jax.Array, n_states: tuple[int, ...]) -> jax.Array:

@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
+from .._dtypes import float_dtype
 from .filters import jit_entry
 
 __all__ = [
@@ -50,7 +51,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 def _float_dtype():
-    return jnp.zeros(()).dtype
+    return float_dtype()
 
 
 @jit_entry("n_dims")

@@ -7,6 +7,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
+from .._dtypes import float_dtype
 from ..params import NBParams, fit_marginal, fit_mle
 from ..suffstats import SuffStats, accumulate
 
@@ -25,7 +26,7 @@ def fit_stats(codes, values, y, weight=None, *, n_states, n_classes, block_size=
       n_states, n_classes: static shape information.
       block_size: optional rows per scanned block (see `jaxnb.suffstats.accumulate`).
     """
-    dtype = values.dtype if jnp.issubdtype(values.dtype, jnp.floating) else jnp.zeros(()).dtype
+    dtype = values.dtype if jnp.issubdtype(values.dtype, jnp.floating) else float_dtype()
     Y = jax.nn.one_hot(y, n_classes, dtype=dtype)
     return accumulate(codes, values, Y, weight, n_states=n_states, block_size=block_size)
 

@@ -140,9 +140,11 @@ def default_max_steps(n_predictors: int, direction: str) -> int:
     return int(n_predictors) if direction in ("forward", "backward") else 4 * int(n_predictors)
 
 
+@jax.jit
 def mle_contributions(omega1: NBParams, codes, values):
     """L[r, i, j] = log f(x_ri | j; Ω⁽¹⁾_i), shape (n, p, c) (same values as the core's
-    `log_contributions`, computed with the stagewise gather)."""
+    `log_contributions`, computed with the stagewise gather). Jitted: op by op it cost ~4.5 ms
+    per call on a Table-1 data set, most of a `SelectiveNB` fit."""
     g = _gather(omega1, omega1, codes, values)
     p = g.flat.shape[1] + g.x.shape[1]
     return _contributions(g, jnp.ones((p,), g.mu1.dtype))

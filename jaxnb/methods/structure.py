@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._dtypes import float_dtype
 from .filters import as_state_tuple, jit_entry
 
 __all__ = [
@@ -64,7 +65,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 def _float_dtype():
-    return jnp.zeros(()).dtype
+    return float_dtype()
 
 
 def _weights_and_onehot(y, n, n_classes, weight, dtype):

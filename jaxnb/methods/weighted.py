@@ -44,6 +44,7 @@ import jax.numpy as jnp
 import optax
 from jax import lax
 
+from .._dtypes import float_dtype
 from ..suffstats import state_segments
 from .filters import equal_frequency_codes
 
@@ -111,7 +112,7 @@ def ferreira_weights(codes, values, y, weight=None, *, n_states, n_classes, n_bi
       n_states, n_classes: static shapes; n_bins: static number of bins for continuous predictors.
       state_weighting: see `ferreira_weights_from_counts`.
     """
-    dtype = jnp.result_type(values.dtype, jnp.zeros(()).dtype)
+    dtype = jnp.result_type(values.dtype, float_dtype())
     n = y.shape[0]
     w = jnp.ones((n,), dtype) if weight is None else weight.astype(dtype)
     if values.shape[1]:

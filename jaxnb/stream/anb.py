@@ -55,6 +55,7 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import gammaln
 
+from .._dtypes import float_dtype
 from ..discretize import (
     apply_cuts,
     modl_cuts_from_counts,
@@ -118,7 +119,7 @@ def modl_prebinned_cuts(values, y, n_classes, max_bins=256):
 
 def subset_prior_cost(k, p):
     r"""-log P(M) = log(p + 1) + log C(p, k) (Boullé 2007, §3)."""
-    k = jnp.asarray(k, jnp.zeros(()).dtype) if not hasattr(k, "dtype") else k
+    k = jnp.asarray(k, float_dtype()) if not hasattr(k, "dtype") else k
     return jnp.log(p + 1.0) + gammaln(p + 1.0) - gammaln(k + 1.0) - gammaln(p - k + 1.0)
 
 

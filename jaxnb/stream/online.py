@@ -65,6 +65,7 @@ import numpy as np
 import optax
 from jax import lax
 
+from .._dtypes import float_dtype
 from ..estimators import BaseNB
 from .summaries import (
     CPiD,
@@ -623,7 +624,7 @@ def _sgd(learning_rate: float) -> optax.GradientTransformation:
 
 
 def _float_dtype():
-    return jnp.zeros(()).dtype
+    return float_dtype()
 
 
 class OnlineWeightedNB(BaseNB):

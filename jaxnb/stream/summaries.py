@@ -37,6 +37,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._dtypes import float_dtype
+
 __all__ = [
     "CPiD",
     "CategoricalCounts",
@@ -121,7 +123,7 @@ class GaussianSummary(eqx.Module):
         """Empty summary for `n_classes` classes and `n_predictors` numeric predictors."""
         _check_positive_int("n_classes", n_classes, 2)
         _check_positive_int("n_predictors", n_predictors)
-        dtype = dtype or jnp.zeros(()).dtype
+        dtype = dtype or float_dtype()
         z = jnp.zeros((n_classes, n_predictors), dtype)
         return cls(z, z, z)
 
@@ -365,7 +367,7 @@ class GKClass(eqx.Module):
         _check_positive_int("chunk_size", chunk_size)
         if epsilon is not None and not 0.0 < epsilon < 1.0:
             raise ValueError(f"epsilon must lie in (0, 1) or be None; got {epsilon=}")
-        dtype = dtype or jnp.zeros(()).dtype
+        dtype = dtype or float_dtype()
         p, k = n_predictors, capacity
         zi = jnp.zeros((p, k), jnp.int32)
         return cls(
@@ -688,7 +690,7 @@ class CPiD(eqx.Module):
             split_fraction = 2.0 / n_intervals
         if not 0.0 < split_fraction <= 1.0:
             raise ValueError(f"split_fraction must lie in (0, 1]; got {split_fraction=}")
-        dtype = dtype or jnp.zeros(()).dtype
+        dtype = dtype or float_dtype()
         return cls(
             breaks=jnp.zeros((n_predictors, n_intervals - 1), dtype),
             counts=jnp.zeros((n_predictors, n_intervals, n_classes), jnp.int32),
@@ -858,7 +860,7 @@ class CategoricalCounts(eqx.Module):
         n_states = tuple(int(k) for k in n_states)
         if not n_states or min(n_states) < 1:
             raise ValueError(f"n_states must be a non-empty sequence of ints >= 1; got {n_states}")
-        dtype = dtype or jnp.zeros(()).dtype
+        dtype = dtype or float_dtype()
         return cls(jnp.zeros((sum(n_states), n_classes), dtype), n_states)
 
     @property

@@ -18,11 +18,6 @@ from jaxnb.estimators_structure import (
 )
 from jaxnb.methods import filters as flt
 
-# Workaround: jaxnb/suffstats.py `_block_sums` computes `values - shift` ((b, r) and (r,)) and
-# `codes[:, :, None] == arange(M)`, implicit rank promotions that conftest's strict setting rejects,
-# so every NB fit (`fit_stats`) raises under the test config. suffstats.py is outside this
-# module's files; tests that fit NB statistics relax the check locally until it is fixed (then
-# delete this fixture and its uses).
 # --------------------------------------------------------------------------------------------------
 # data
 # --------------------------------------------------------------------------------------------------

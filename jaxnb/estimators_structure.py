@@ -826,22 +826,26 @@ class FilterWrapperNB(_FilterBase):
         return self
 
 
+@jax.jit
+def _cv_errors(train, codes, values, y, fold_w, alpha, var_smoothing, masks):
+    """(s,) CV error of each mask (s, p): fold k's NB (fitted without fold k) scores fold k's rows.
+
+    Module-level, so refits reuse the compilation (a jit of a per-fit closure recompiled)."""
+
+    def per_fold(stats_k, wk):
+        params = fit_mle(stats_k, alpha, var_smoothing)
+        L = lk.log_contributions(params, codes, values)  # (n, p, c)
+        scores = params.log_prior[None, None, :] + jnp.einsum(
+            "npc,sp->snc", L, masks.astype(L.dtype))
+        wrong = (jnp.argmax(scores, axis=-1) != y[None, :]).astype(L.dtype)
+        return wrong @ wk  # (s,)
+
+    return jnp.sum(jax.vmap(per_fold)(train, fold_w), axis=0) / jnp.sum(fold_w)
+
+
 def _make_cv_evaluator(train, codes, values, y, fold_w, alpha, var_smoothing):
-    """masks (s, p) -> (s,) CV error: fold k's NB (fitted without fold k) scores fold k's rows."""
-
-    @jax.jit
-    def evaluate(masks):
-        def per_fold(stats_k, wk):
-            params = fit_mle(stats_k, alpha, var_smoothing)
-            L = lk.log_contributions(params, codes, values)  # (n, p, c)
-            scores = params.log_prior[None, None, :] + jnp.einsum(
-                "npc,sp->snc", L, masks.astype(L.dtype))
-            wrong = (jnp.argmax(scores, axis=-1) != y[None, :]).astype(L.dtype)
-            return wrong @ wk  # (s,)
-
-        return jnp.sum(jax.vmap(per_fold)(train, fold_w), axis=0) / jnp.sum(fold_w)
-
-    return evaluate
+    """masks (s, p) -> (s,) CV error (`_cv_errors` with the data bound)."""
+    return lambda masks: _cv_errors(train, codes, values, y, fold_w, alpha, var_smoothing, masks)
 
 
 # --------------------------------------------------------------------------------------------------

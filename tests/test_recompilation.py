@@ -95,3 +95,33 @@ def test_second_fit_and_predict_compile_nothing(name, options, kind, compiles):
     pred = model.predict(X1)
     assert compiles.n == before, f"{name}{options}: {compiles.n - before} compilation(s) on refit"
     assert pred.shape == y1.shape and np.mean(pred == y1) > 0.4  # and the fit is a real one
+
+
+@pytest.mark.parametrize(("name", "kind"), [("NaiveBayes", "D"), ("GroupLassoNB", "C"),
+                                            ("FlexibleNB", "C"), ("StagewiseNB", "D")])
+def test_new_row_counts_share_compilations_and_give_the_same_scores(name, kind, compiles):
+    """Prediction pads the rows to a few bucket sizes: 20 consecutive test-set sizes compile at
+    most two programs per scorer (each size used to compile its own), and the padded rows change
+    nothing (scores equal those of the rows inside a larger batch)."""
+    from jaxnb.estimators import _row_bucket
+
+    X, y, kw = _data(kind, 2)
+    model = getattr(jaxnb, name)(**kw).fit(X, y)
+    full = model.predict_log_proba(X)
+    model.predict_log_proba(X[:50])
+    before = compiles.n
+    for k in range(51, 71):
+        np.testing.assert_allclose(model.predict_log_proba(X[:k]), full[:k], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(model.predict(X[:k]), model.classes_[full[:k].argmax(1)])
+    buckets = {_row_bucket(k) for k in range(51, 71)}
+    assert buckets == {64, 80}
+    assert compiles.n - before <= 2 * len(buckets), compiles.n - before
+
+
+def test_row_bucket_sizes():
+    from jaxnb.estimators import _BUCKET_MAX_ROWS, _row_bucket
+
+    assert [_row_bucket(n) for n in (1, 16, 17, 33, 1000, 3000)] == [16, 16, 32, 48, 1024, 3072]
+    for n in range(1, 5000, 7):
+        assert 0 <= _row_bucket(n) - n < max(16, n // 8 + 1)  # at most 1/8 (or 15 rows) of padding
+    assert _row_bucket(_BUCKET_MAX_ROWS + 1) == _BUCKET_MAX_ROWS + 1  # large inputs: no copy

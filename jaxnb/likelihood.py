@@ -123,7 +123,15 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
         rhs, packed = _discrete_rhs(params, W[:q])
     if r:
         Wc = W[q:].T  # (c, r)
-        shift = params.mean.mean(0) if shift is None else jnp.asarray(shift, params.mean.dtype)
+        if shift is None:
+            shift = params.mean.mean(0)
+        else:
+            shift = jnp.asarray(shift, params.mean.dtype)
+            if shift.shape != (r,):
+                raise ValueError(
+                    f"shift must have shape ({r},), one value per continuous predictor; got "
+                    f"{shift.shape}"
+                )
         mu = params.mean - shift[None, :]
         prec = 1.0 / (params.std * params.std)
         a = (-0.5 * prec * Wc).T

@@ -387,6 +387,8 @@ def test_log_joint_shared_shift_equals_reference_and_per_set_vmap():
     for shift in (np.zeros(values.shape[1]), np.asarray(o0.mean).mean(0) + 3.0):
         got = np.asarray(nb.log_joint(o1, cj, vj, shift=jnp.asarray(shift)))
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
+    with pytest.raises(ValueError, match="shift must have shape"):
+        nb.log_joint(o1, cj, vj, shift=jnp.zeros((2, values.shape[1])))
     stack = jax.tree.map(lambda a, b: jnp.stack([a, b, 0.5 * (a + b)]), o1, o0)
     shift = jnp.asarray(o0.mean).mean(0)
     vm = jax.jit(jax.vmap(lambda p: nb.log_joint(p, cj, vj, shift=shift)))(stack)

@@ -58,10 +58,10 @@ def make_data(n, p, seed=0, chunk=100_000):
     X = np.empty((n, p), np.float32)
     C = np.empty((n, p), np.int8)
     for a in range(0, n, chunk):
-        yb = y[a:a + chunk]
-        X[a:a + chunk] = rng.standard_normal((len(yb), p), np.float32) * scale[yb] + mean[yb]
+        yb = y[a : a + chunk]
+        X[a : a + chunk] = rng.standard_normal((len(yb), p), np.float32) * scale[yb] + mean[yb]
         u = rng.random((len(yb), p), np.float32)
-        C[a:a + chunk] = np.minimum((u[:, :, None] > cdf[yb]).sum(-1), N_STATES - 1)
+        C[a : a + chunk] = np.minimum((u[:, :, None] > cdf[yb]).sum(-1), N_STATES - 1)
     return X, C, y
 
 
@@ -94,8 +94,11 @@ def est_fit(X, y):
 
 
 def core_functions(n_states, block_size):
-    fit = jax.jit(lambda c, v, yy: fit_nb(c, v, yy, n_states=n_states, n_classes=N_CLASSES,
-                                          block_size=block_size))
+    fit = jax.jit(
+        lambda c, v, yy: fit_nb(
+            c, v, yy, n_states=n_states, n_classes=N_CLASSES, block_size=block_size
+        )
+    )
     proba = jax.jit(lambda prm, c, v: jnp.exp(lk.log_posterior(prm, c, v)))
     return fit, proba
 
@@ -134,11 +137,14 @@ def sweep(X, C, y, repeats):
             tm(f"{name} fit {bs}", lambda f=cfit, c=c, v=v: f(c, v, yd))
             tm(f"{name} proba {bs}", lambda f=cproba, p=prm, c=c, v=v: f(p, c, v))
     print("\nrows per block sweep (core, warm, min over repeats, s)")
-    print(f"{'rows':>6} | {'gauss fit':>9} | {'gauss proba':>11} | {'cat fit':>7} | "
-          f"{'cat proba':>9}")
+    print(
+        f"{'rows':>6} | {'gauss fit':>9} | {'gauss proba':>11} | {'cat fit':>7} | {'cat proba':>9}"
+    )
     for bs in sizes:
-        print(f"{bs:>6} | {tm.min(f'gauss fit {bs}'):9.3f} | {tm.min(f'gauss proba {bs}'):11.3f} | "
-              f"{tm.min(f'cat fit {bs}'):7.3f} | {tm.min(f'cat proba {bs}'):9.3f}")
+        print(
+            f"{bs:>6} | {tm.min(f'gauss fit {bs}'):9.3f} | {tm.min(f'gauss proba {bs}'):11.3f} | "
+            f"{tm.min(f'cat fit {bs}'):7.3f} | {tm.min(f'cat proba {bs}'):9.3f}"
+        )
 
 
 def main(argv=None):
@@ -155,11 +161,15 @@ def main(argv=None):
     from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
     assert jnp.zeros(()).dtype == jnp.float32, "the benchmark runs in JAX's default float32"
-    print(f"N={args.n:,} p={args.p} J={N_CLASSES} (categorical: {N_STATES} states), "
-          f"repeats={args.repeats}")
-    print(f"jax {jax.__version__} ({jax.default_backend()}), numpy {np.__version__}, "
-          f"scikit-learn {skv}, python {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"load average at start {os.getloadavg()[0]:.1f}")
+    print(
+        f"N={args.n:,} p={args.p} J={N_CLASSES} (categorical: {N_STATES} states), "
+        f"repeats={args.repeats}"
+    )
+    print(
+        f"jax {jax.__version__} ({jax.default_backend()}), numpy {np.__version__}, "
+        f"scikit-learn {skv}, python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"load average at start {os.getloadavg()[0]:.1f}"
+    )
     X, C, y = make_data(args.n, args.p)
     n, p = X.shape
     if args.sweep:
@@ -213,30 +223,48 @@ def main(argv=None):
 
     floor = min(tm.min("floor numpy"), tm.min("floor jax"))
     gb = X.nbytes / 1e9
-    print(f"\nfloor (one pass over the {gb:.1f} GB float32 data): numpy X.sum() "
-          f"{tm.min('floor numpy'):.3f} s, jitted jnp.sum {tm.min('floor jax'):.3f} s -> "
-          f"{floor:.3f} s ({gb / floor:.1f} GB/s)")
+    print(
+        f"\nfloor (one pass over the {gb:.1f} GB float32 data): numpy X.sum() "
+        f"{tm.min('floor numpy'):.3f} s, jitted jnp.sum {tm.min('floor jax'):.3f} s -> "
+        f"{floor:.3f} s ({gb / floor:.1f} GB/s)"
+    )
     print(f"rows per block: gaussian {bs_g}, categorical {bs_c}")
-    print(f"compile (AOT lower+compile): gaussian fit {tc_fit_g:.2f} s, predict_proba "
-          f"{tc_proba_g:.2f} s; categorical fit {tc_fit_c:.2f} s, predict_proba {tc_proba_c:.2f} s")
-    print(f"estimator first call (compile + encode + fit + tiny predict): gaussian "
-          f"{first_g:.2f} s, categorical {first_c:.2f} s")
+    print(
+        f"compile (AOT lower+compile): gaussian fit {tc_fit_g:.2f} s, predict_proba "
+        f"{tc_proba_g:.2f} s; categorical fit {tc_fit_c:.2f} s, predict_proba {tc_proba_c:.2f} s"
+    )
+    print(
+        f"estimator first call (compile + encode + fit + tiny predict): gaussian "
+        f"{first_g:.2f} s, categorical {first_c:.2f} s"
+    )
     print(f"max |P_jaxnb - P_sklearn|: gaussian {dg:.1e}, categorical {dc:.1e}\n")
-    print("| task | jaxnb core (s) | jaxnb estimator (s) | scikit-learn (s) | core speedup | "
-          "estimator speedup | floor |")
+    print(
+        "| task | jaxnb core (s) | jaxnb estimator (s) | scikit-learn (s) | core speedup | "
+        "estimator speedup | floor |"
+    )
     print("|---|---|---|---|---|---|---|")
-    for key, name in [("gauss_fit", "Gaussian fit"), ("gauss_proba", "Gaussian predict_proba"),
-                      ("cat_fit", "categorical fit"), ("cat_proba", "categorical predict_proba")]:
+    for key, name in [
+        ("gauss_fit", "Gaussian fit"),
+        ("gauss_proba", "Gaussian predict_proba"),
+        ("cat_fit", "categorical fit"),
+        ("cat_proba", "categorical predict_proba"),
+    ]:
         core, est, sk = (tm.min(f"{key} {w}") for w in ("core", "est", "sklearn"))
         ok = "met" if sk / core >= TARGETS[key] else "MISSED"
-        print(f"| {name} | {core:.3f} | {est:.3f} | {sk:.3f} | {sk / core:.1f}x | "
-              f"{sk / est:.1f}x | >= {TARGETS[key]:.0f}x core: {ok} |")
+        print(
+            f"| {name} | {core:.3f} | {est:.3f} | {sk:.3f} | {sk / core:.1f}x | "
+            f"{sk / est:.1f}x | >= {TARGETS[key]:.0f}x core: {ok} |"
+        )
     ratio = tm.min("gauss_fit core") / floor
-    print(f"\nGaussian core fit / one-pass floor = {ratio:.2f} (target <= {FLOOR_FACTOR:.0f}: "
-          f"{'met' if ratio <= FLOOR_FACTOR else 'MISSED'}); estimator fit / floor = "
-          f"{tm.min('gauss_fit est') / floor:.2f}")
-    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB; "
-          f"load average at end {os.getloadavg()[0]:.1f}")
+    print(
+        f"\nGaussian core fit / one-pass floor = {ratio:.2f} (target <= {FLOOR_FACTOR:.0f}: "
+        f"{'met' if ratio <= FLOOR_FACTOR else 'MISSED'}); estimator fit / floor = "
+        f"{tm.min('gauss_fit est') / floor:.2f}"
+    )
+    print(
+        f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB; "
+        f"load average at end {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,13 @@ from jaxnb.methods.filters import cmim, information_matrices  # noqa: E402
 from jaxnb.methods.nb import fit_stats  # noqa: E402
 from jaxnb.params import fit_mle  # noqa: E402
 
-PAPER_SECONDS = {"L1-NB path": 7.1, "SNB": 140.0, "CMIM prefilter": 19.1, "aL1/L2-NB path": None,
-                 "aL1/L2-NB fit f32": None}
+PAPER_SECONDS = {
+    "L1-NB path": 7.1,
+    "SNB": 140.0,
+    "CMIM prefilter": 19.1,
+    "aL1/L2-NB path": None,
+    "aL1/L2-NB fit f32": None,
+}
 TARGET_SECONDS = {"L1-NB path": 0.2, "aL1/L2-NB path": 2.0, "aL1/L2-NB fit f32": 1.0}
 
 
@@ -107,8 +112,7 @@ def make_cmim(n_states, c):
 def make_group_lasso(n_states, c, n_penalties=20):
     @jax.jit
     def run(codes, y):
-        stats = fit_stats(codes, jnp.zeros((codes.shape[0], 0)), y, n_states=n_states,
-                          n_classes=c)
+        stats = fit_stats(codes, jnp.zeros((codes.shape[0], 0)), y, n_states=n_states, n_classes=c)
         problem = gl.make_group_lasso_problem(stats, alpha=1.0, adaptive=True)
         pens = gl.penalty_grid(problem, n_penalties)
         return gl.group_lasso_path(problem, pens, tol=1e-7)
@@ -136,17 +140,23 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=None)
     args = ap.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 10)
-    print(f"backend {jax.default_backend()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.1f}; medians of {repeats} runs after compilation", flush=True)
+    print(
+        f"backend {jax.default_backend()}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.1f}; medians of {repeats} runs after compilation",
+        flush=True,
+    )
     rows = {}
     codes, y = l1nb_data()
     states = (3,) * codes.shape[1]
     run = make_l1nb(states, 3)
     rows["L1-NB path"] = _time(lambda: run(codes, y), repeats)
     path, chosen = run(codes, y)
-    print(f"L1-NB n=1000 p=100: {int(path.n_steps)} LARS segments, converged "
-          f"{bool(path.converged)}, AIC keeps {int((chosen.beta > 0).sum())} predictors "
-          f"({np.flatnonzero(np.asarray(chosen.beta) > 0).tolist()})", flush=True)
+    print(
+        f"L1-NB n=1000 p=100: {int(path.n_steps)} LARS segments, converged "
+        f"{bool(path.converged)}, AIC keeps {int((chosen.beta > 0).sum())} predictors "
+        f"({np.flatnonzero(np.asarray(chosen.beta) > 0).tolist()})",
+        flush=True,
+    )
     run = make_snb(states, 3)
     rows["SNB"] = _time(lambda: run(codes, y), max(1, repeats // 3))
     run = make_cmim(states, 3)
@@ -155,21 +165,30 @@ def main(argv=None):
     run = make_group_lasso((3,) * 20, 3)
     rows["aL1/L2-NB path"] = _time(lambda: run(d["codes_train"], d["y_train"]), repeats)
     gpath = run(d["codes_train"], d["y_train"])
-    print(f"aL1/L2-NB DR path: n_active {np.asarray(gpath.n_active).tolist()}, all converged "
-          f"{bool(np.asarray(gpath.info.converged).all())}, FISTA steps "
-          f"{int(np.asarray(gpath.info.num_steps).sum())}", flush=True)
+    print(
+        f"aL1/L2-NB DR path: n_active {np.asarray(gpath.n_active).tolist()}, all converged "
+        f"{bool(np.asarray(gpath.info.converged).all())}, FISTA steps "
+        f"{int(np.asarray(gpath.info.num_steps).sum())}",
+        flush=True,
+    )
     rows["aL1/L2-NB fit f32"], m = time_estimator_float32(d["codes_train"], d["y_train"], repeats)
-    print(f"aL1/L2-NB default fit (float32): all converged {bool(m.path_['converged'].all())}, "
-          f"FISTA steps {int(m.path_['n_steps'].sum())}, selected {m.n_selected_} predictors",
-          flush=True)
+    print(
+        f"aL1/L2-NB default fit (float32): all converged {bool(m.path_['converged'].all())}, "
+        f"FISTA steps {int(m.path_['n_steps'].sum())}, selected {m.n_selected_} predictors",
+        flush=True,
+    )
 
-    print(f"\n{'task':<18} {'median s':>10} {'min s':>9} {'target s':>9} {'paper s':>8} "
-          f"{'paper/ours':>10}")
+    print(
+        f"\n{'task':<18} {'median s':>10} {'min s':>9} {'target s':>9} {'paper s':>8} "
+        f"{'paper/ours':>10}"
+    )
     for name, (med, best) in rows.items():
         paper, target = PAPER_SECONDS[name], TARGET_SECONDS.get(name)
         ratio = f"{paper / med:10.0f}x" if paper else f"{'n/a':>11}"
-        print(f"{name:<18} {med:10.4f} {best:9.4f} {target if target else '-':>9} "
-              f"{paper if paper else 'n/a':>8} {ratio}")
+        print(
+            f"{name:<18} {med:10.4f} {best:9.4f} {target if target else '-':>9} "
+            f"{paper if paper else 'n/a':>8} {ratio}"
+        )
 
 
 if __name__ == "__main__":

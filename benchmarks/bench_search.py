@@ -47,14 +47,25 @@ PAT = 6  # StagewiseNB's default patience
 def _fsnb(ctr, vtr, ytr, patience=PAT):
     stats = fit_stats(ctr, vtr, ytr, n_states=(3,) * 20, n_classes=3)
     o1, o0 = fit_mle(stats), fit_marginal(stats)
-    return sw.fsnb_path(o1, o0, ctr, vtr, ytr, epsilon=0.025, patience=patience, n_steps=20,
-                        max_iter=sw.default_max_iter(20, 0.025), k_max=sw.n_units(0.025))
+    return sw.fsnb_path(
+        o1,
+        o0,
+        ctr,
+        vtr,
+        ytr,
+        epsilon=0.025,
+        patience=patience,
+        n_steps=20,
+        max_iter=sw.default_max_iter(20, 0.025),
+        k_max=sw.n_units(0.025),
+    )
 
 
 @jax.jit
 def _snb_binary(codes, y):
-    stats = fit_stats(codes, jnp.zeros((codes.shape[0], 0)), y, n_states=(2,) * codes.shape[1],
-                      n_classes=4)
+    stats = fit_stats(
+        codes, jnp.zeros((codes.shape[0], 0)), y, n_states=(2,) * codes.shape[1], n_classes=4
+    )
     o1 = fit_mle(stats)
     L = sel.mle_contributions(o1, codes, jnp.zeros((codes.shape[0], 0)))
     return sel.selective_path(L, o1.log_prior, y, direction="forward", criterion="error")
@@ -71,14 +82,25 @@ def _binary_data(rng, n=3000, n_scores=100, n_thresholds=8, n_classes=4):
 
 
 def _cv_forward(values, y, folds, k_select, n_folds=5):
-    train, _ = kfold_stats(values[:, :0].astype(jnp.int32), values, y, folds, n_states=(),
-                           n_classes=2, n_folds=n_folds)
+    train, _ = kfold_stats(
+        values[:, :0].astype(jnp.int32), values, y, folds, n_states=(), n_classes=2, n_folds=n_folds
+    )
     o1 = jax.vmap(fit_mle)(train)
-    L = jax.vmap(lambda o: sel.mle_contributions(o, jnp.zeros((values.shape[0], 0), jnp.int32),
-                                                 values))(o1)
+    L = jax.vmap(
+        lambda o: sel.mle_contributions(o, jnp.zeros((values.shape[0], 0), jnp.int32), values)
+    )(o1)
     W = (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(values.dtype)
-    return sel.selective_path(L, o1.log_prior, y, W, direction="forward", criterion="error",
-                              stopping="full", max_steps=k_select, max_features=k_select)
+    return sel.selective_path(
+        L,
+        o1.log_prior,
+        y,
+        W,
+        direction="forward",
+        criterion="error",
+        stopping="full",
+        max_steps=k_select,
+        max_features=k_select,
+    )
 
 
 def main(argv=None):
@@ -93,13 +115,27 @@ def main(argv=None):
     ctr, vtr, ytr = d["codes_train"], d["values_train"], d["y_train"]
     med, best = _time(lambda: _fsnb(ctr, vtr, ytr), reps)
     path = _fsnb(ctr, vtr, ytr)
-    rows.append(("fsNB, Table-1 DR (N=300, p=20, eps=.025, v=20)", med, best, 0.050,
-                 f"{int(path.n_iter)} iterations, {int(path.n_evaluations[path.n_iter])} evals"))
+    rows.append(
+        (
+            "fsNB, Table-1 DR (N=300, p=20, eps=.025, v=20)",
+            med,
+            best,
+            0.050,
+            f"{int(path.n_iter)} iterations, {int(path.n_evaluations[path.n_iter])} evals",
+        )
+    )
     print(rows[-1], flush=True)
     med, best = _time(lambda: _fsnb(ctr, vtr, ytr, patience=10), reps)
     path = _fsnb(ctr, vtr, ytr, patience=10)
-    rows.append(("  same, patience 10 (the previous default)", med, best, 0.050,
-                 f"{int(path.n_iter)} iterations, {int(path.n_evaluations[path.n_iter])} evals"))
+    rows.append(
+        (
+            "  same, patience 10 (the previous default)",
+            med,
+            best,
+            0.050,
+            f"{int(path.n_iter)} iterations, {int(path.n_evaluations[path.n_iter])} evals",
+        )
+    )
     print(rows[-1], flush=True)
 
     rng = np.random.default_rng(0)
@@ -107,8 +143,15 @@ def main(argv=None):
     cj, yj = jnp.asarray(codes), jnp.asarray(yb)
     med, best = _time(lambda: _snb_binary(cj, yj), max(1, reps // 3))
     sp = _snb_binary(cj, yj)
-    rows.append((f"forward SNB, N=3000, {codes.shape[1]} binary", med, best, 10.0,
-                  f"{int(sp.n_steps)} steps, {int(sp.total_evaluations)} evals"))
+    rows.append(
+        (
+            f"forward SNB, N=3000, {codes.shape[1]} binary",
+            med,
+            best,
+            10.0,
+            f"{int(sp.n_steps)} steps, {int(sp.total_evaluations)} evals",
+        )
+    )
     print(rows[-1], flush=True)
 
     from sklearn.feature_selection import SequentialFeatureSelector
@@ -132,12 +175,21 @@ def main(argv=None):
     t_sk = time.perf_counter() - t0
     theirs = np.flatnonzero(sfs.get_support())
     same = bool(np.array_equal(ours, theirs))
-    rows.append((f"forward SNB 5-fold CV, {k} of {p} Gaussian (N={n})", med, best, None,
-                 f"sklearn SFS {t_sk:.2f} s, ratio {t_sk / med:.0f}x, same subset: {same}"))
+    rows.append(
+        (
+            f"forward SNB 5-fold CV, {k} of {p} Gaussian (N={n})",
+            med,
+            best,
+            None,
+            f"sklearn SFS {t_sk:.2f} s, ratio {t_sk / med:.0f}x, same subset: {same}",
+        )
+    )
     print(rows[-1], flush=True)
 
-    print(f"\nbackend={jax.default_backend()} x64={jax.config.jax_enable_x64} "
-          f"(shared machine: timings are noisy)")
+    print(
+        f"\nbackend={jax.default_backend()} x64={jax.config.jax_enable_x64} "
+        f"(shared machine: timings are noisy)"
+    )
     print(f"{'benchmark':58s} {'median s':>10s} {'best s':>10s} {'target':>8s}  notes")
     for name, med, best, target, note in rows:
         tgt = "" if target is None else f"{target:g}"

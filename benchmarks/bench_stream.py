@@ -63,8 +63,10 @@ def _machine():
         pass
     import jax
 
-    return (f"{cpu}, {os.cpu_count()} logical cpus, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}, jax {jax.__version__}")
+    return (
+        f"{cpu}, {os.cpu_count()} logical cpus, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, jax {jax.__version__}"
+    )
 
 
 def _load():
@@ -90,8 +92,16 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3, help="best of, for each of ours")
     ap.add_argument("--river-repeats", type=int, default=2, help="best of, for River")
     args = ap.parse_args(argv)
-    spec = StreamSpec(n_predictors=50, n_relevant=10, n_redundant=20, redundant_sources=3,
-                      signal=1.0, n_examples=args.rows + 1, n_test=0, chunk_rows=10_000)
+    spec = StreamSpec(
+        n_predictors=50,
+        n_relevant=10,
+        n_redundant=20,
+        redundant_sources=3,
+        signal=1.0,
+        n_examples=args.rows + 1,
+        n_test=0,
+        chunk_rows=10_000,
+    )
     X, y = make_rows(spec, 0, args.rows)
     print(f"machine: {_machine()}")
     print(f"stream: {X.shape} {X.dtype}; {_load()} at the start")
@@ -102,13 +112,16 @@ def main(argv=None):
     res["River GaussianNB (predict_proba_one + learn_one)"] = river
     cases = {
         "online WNB, Gaussian, SGD batch 1": lambda: OnlineWeightedNB("gaussian"),
-        "online WNB, Gaussian, SGD batch 1, weights_first":
-            lambda: OnlineWeightedNB("gaussian", order="weights_first"),
+        "online WNB, Gaussian, SGD batch 1, weights_first": lambda: OnlineWeightedNB(
+            "gaussian", order="weights_first"
+        ),
         "online NB, Gaussian (blocks of 256)": lambda: OnlineNB("gaussian"),
-        f"online WNB, GKClass(100), block {args.chunk}, SGD batch 1":
-            lambda: OnlineWeightedNB("gkclass", summary_chunk=args.chunk),
-        f"online WNB, cPiD(100), block {args.chunk}, SGD batch 1":
-            lambda: OnlineWeightedNB("cpid", summary_chunk=args.chunk),
+        f"online WNB, GKClass(100), block {args.chunk}, SGD batch 1": lambda: OnlineWeightedNB(
+            "gkclass", summary_chunk=args.chunk
+        ),
+        f"online WNB, cPiD(100), block {args.chunk}, SGD batch 1": lambda: OnlineWeightedNB(
+            "cpid", summary_chunk=args.chunk
+        ),
     }
     for name, make in cases.items():
         res[name] = bench_ours(make, X, y, args.repeats)
@@ -120,9 +133,11 @@ def main(argv=None):
             continue
         ratio = f"{r['rows_per_s'] / base:,.1f}" if base else "n/a"
         print(f"{name:<58} {r['rows_per_s']:>12,.0f} {ratio:>9} {r['accuracy']:>9.4f}")
-    print(f"(River timed on {min(args.river_rows, args.rows):,d} rows, best of "
-          f"{args.river_repeats}; ours on {args.rows:,d}, best of {args.repeats} after a compiling "
-          f"call; {_load()} at the end)")
+    print(
+        f"(River timed on {min(args.river_rows, args.rows):,d} rows, best of "
+        f"{args.river_repeats}; ours on {args.rows:,d}, best of {args.repeats} after a compiling "
+        f"call; {_load()} at the end)"
+    )
     return res
 
 

@@ -113,20 +113,33 @@ def main(argv=None):
     from sklearn.naive_bayes import GaussianNB
 
     Xtr, ytr, Xte, yte = make_data(args.n)
-    print(f"jax {jax.__version__} on {jax.devices()[0].platform} ({platform.processor() or '?'}), "
-          f"N = {args.n} train / {args.n} test, p = {Xtr.shape[1]}, 3 classes, "
-          f"median of {args.repeats}")
+    print(
+        f"jax {jax.__version__} on {jax.devices()[0].platform} ({platform.processor() or '?'}), "
+        f"N = {args.n} train / {args.n} test, p = {Xtr.shape[1]}, 3 classes, "
+        f"median of {args.repeats}"
+    )
     pairs = [
-        ("TAN (Gaussian)", lambda: TAN(kind="gaussian"), "GaussianNB",
-         lambda: GaussianNB(), False),
+        ("TAN (Gaussian)", lambda: TAN(kind="gaussian"), "GaussianNB", lambda: GaussianNB(), False),
         ("NaiveBayes", lambda: NaiveBayes(), "GaussianNB", lambda: GaussianNB(), False),
-        ("FlexibleNB", lambda: FlexibleNB(), "KDE per class+feature",
-         lambda: SklearnKDEClassifier(per_feature=True), True),
-        ("ParzenNB", lambda: ParzenNB(), "KDE per class (joint)",
-         lambda: SklearnKDEClassifier(per_feature=False), True),
+        (
+            "FlexibleNB",
+            lambda: FlexibleNB(),
+            "KDE per class+feature",
+            lambda: SklearnKDEClassifier(per_feature=True),
+            True,
+        ),
+        (
+            "ParzenNB",
+            lambda: ParzenNB(),
+            "KDE per class (joint)",
+            lambda: SklearnKDEClassifier(per_feature=False),
+            True,
+        ),
     ]
-    hdr = (f"{'jaxnb':<15} {'time':>9} {'1st call':>9} {'error':>6} | {'scikit-learn peer':<22} "
-           f"{'time':>9} {'error':>6} | {'ratio':>7} {'agree':>6} {'med|Δlogp|':>10}")
+    hdr = (
+        f"{'jaxnb':<15} {'time':>9} {'1st call':>9} {'error':>6} | {'scikit-learn peer':<22} "
+        f"{'time':>9} {'error':>6} | {'ratio':>7} {'agree':>6} {'med|Δlogp|':>10}"
+    )
     print(hdr)
     print("-" * len(hdr))
     for name, make, peer, make_peer, same in pairs:
@@ -136,8 +149,10 @@ def main(argv=None):
         errp = np.mean(np.argmax(lpp, 1) != yte)
         agree = f"{np.mean(np.argmax(lp, 1) == np.argmax(lpp, 1)):.4f}" if same else "-"
         diff = f"{np.median(np.abs(lp - lpp)):.1e}" if same else "-"
-        print(f"{name:<15} {t * 1e3:>7.1f}ms {first:>8.2f}s {err:>6.3f} | {peer:<22} "
-              f"{tp * 1e3:>7.1f}ms {errp:>6.3f} | {tp / t:>6.1f}x {agree:>6} {diff:>10}")
+        print(
+            f"{name:<15} {t * 1e3:>7.1f}ms {first:>8.2f}s {err:>6.3f} | {peer:<22} "
+            f"{tp * 1e3:>7.1f}ms {errp:>6.3f} | {tp / t:>6.1f}x {agree:>6} {diff:>10}"
+        )
     print("ratio = scikit-learn time / jaxnb time (fit + predict_log_proba, compiled).")
 
 

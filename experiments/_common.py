@@ -36,10 +36,16 @@ def environment() -> dict:
     """Versions and machine facts stored beside every result."""
     import jaxnb
 
-    return {"jax": jax.__version__, "jaxnb": jaxnb.__version__, "numpy": np.__version__,
-            "python": platform.python_version(), "machine": platform.machine(),
-            "backend": jax.default_backend(), "cpu_count": os.cpu_count(),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    return {
+        "jax": jax.__version__,
+        "jaxnb": jaxnb.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "backend": jax.default_backend(),
+        "cpu_count": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
 
 
 def _jsonable(x):

@@ -40,8 +40,16 @@ def make_eval(scenario, n_test):
     def evaluate(keys, cfg):
         def one(k):
             d = make_table1(k, scenario, 300, n_test, **cfg)
-            p = fit_nb(d["codes_train"], d["values_train"], d["y_train"], None, alpha, 0.0,
-                       n_states=n_states, n_classes=3)
+            p = fit_nb(
+                d["codes_train"],
+                d["values_train"],
+                d["y_train"],
+                None,
+                alpha,
+                0.0,
+                n_states=n_states,
+                n_classes=3,
+            )
             return error_rate(log_posterior(p, d["codes_test"], d["values_test"]), d["y_test"])
 
         return jax.vmap(one)(keys)
@@ -51,28 +59,48 @@ def make_eval(scenario, n_test):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="DI and CR only, 10 data sets, 500 test rows, no grid (smoke test)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="DI and CR only, 10 data sets, 500 test rows, no grid (smoke test)",
+    )
     args = ap.parse_args(argv)
     n_sets, n_test = (10, 500) if args.quick else (100, 3000)
     scenarios = ("DI", "CR") if args.quick else ("DI", "CI", "DR", "CR")
     keys = jax.random.split(jax.random.PRNGKey(2011), n_sets)
     defaults = {k: float(v) for k, v in TABLE1_DEFAULTS.items() if k != "v2_copy_prob"}
-    grid = [] if args.quick else [{"dirichlet_base": b, "dirichlet_raised": h}
-                                  for b in (1.0, 2.0) for h in (3.0, 4.0, 6.0, 8.0)]
-    out = {"quick": args.quick, "paper_nb": PAPER_NB, "n_datasets": n_sets, "n_test": n_test,
-           "defaults": defaults, "default_errors": {}, "grid": []}
+    grid = (
+        []
+        if args.quick
+        else [
+            {"dirichlet_base": b, "dirichlet_raised": h}
+            for b in (1.0, 2.0)
+            for h in (3.0, 4.0, 6.0, 8.0)
+        ]
+    )
+    out = {
+        "quick": args.quick,
+        "paper_nb": PAPER_NB,
+        "n_datasets": n_sets,
+        "n_test": n_test,
+        "defaults": defaults,
+        "default_errors": {},
+        "grid": [],
+    }
     for sc in scenarios:
         ev = make_eval(sc, n_test)
         t0 = time.perf_counter()
         err = ev(keys, defaults)
         m, s = float(err.mean()), float(err.std())
         out["default_errors"][sc] = {"mean": m, "std": s}
-        print(f"{sc}: NB mean test error {m:.4f} (std {s:.4f}) vs paper {PAPER_NB[sc]:.3f}  "
-              f"|diff| {abs(m - PAPER_NB[sc]):.4f}  [{time.perf_counter() - t0:.1f}s]", flush=True)
+        print(
+            f"{sc}: NB mean test error {m:.4f} (std {s:.4f}) vs paper {PAPER_NB[sc]:.3f}  "
+            f"|diff| {abs(m - PAPER_NB[sc]):.4f}  [{time.perf_counter() - t0:.1f}s]",
+            flush=True,
+        )
         if sc[0] == "D":
             for g in grid:
-                for common in ((0.0, 1.0) if sc[1] == "R" else (0.0,)):
+                for common in (0.0, 1.0) if sc[1] == "R" else (0.0,):
                     cfg = {**defaults, **g, "v3_common_source": common}
                     e = float(ev(keys, cfg).mean())
                     out["grid"].append({"scenario": sc, **cfg, "nb_error": e})

@@ -137,7 +137,11 @@ def _wrapper(direction, criterion, stopping, L_val, L_test, bias, y_val, y_test,
     t0 = time.perf_counter()
     if stopping == "phases":
         path = sel.phase_floating_path(
-            L_val, bias, y_val, direction=direction, criterion=CRITERIA[criterion],
+            L_val,
+            bias,
+            y_val,
+            direction=direction,
+            criterion=CRITERIA[criterion],
             max_phases=MAX_PHASES,
         )
     else:
@@ -177,8 +181,13 @@ def _wrapper(direction, criterion, stopping, L_val, L_test, bias, y_val, y_test,
                     "improved": bool(imp),
                 }
                 for fw, a, first, last, b, imp in zip(
-                    path.phase_forward, path.phase_start, path.phase_first, path.phase_last,
-                    path.phase_best, path.phase_improved, strict=True,
+                    path.phase_forward,
+                    path.phase_start,
+                    path.phase_first,
+                    path.phase_last,
+                    path.phase_best,
+                    path.phase_improved,
+                    strict=True,
                 )
             ],
         }

@@ -34,8 +34,9 @@ except ImportError:
 def _run(key, n_irr, n_red):
     d = make_fig1(key, 1000, 3000, n_irr, n_red)
     p = 3 + n_irr + n_red
-    st = fit_stats(d["codes_train"], d["values_train"], d["y_train"], n_states=(3,) * p,
-                   n_classes=3)
+    st = fit_stats(
+        d["codes_train"], d["values_train"], d["y_train"], n_states=(3,) * p, n_classes=3
+    )
     o1 = fit_mle(st)
     L = sel.mle_contributions(o1, d["codes_test"], d["values_test"])  # (n, p, c)
     cum = o1.log_prior[None, None, :] + jnp.cumsum(L, axis=1)  # first k predictors, k = 1..p
@@ -55,11 +56,16 @@ def main(argv=None):
     out = {}
     for name, (ni, nr) in {"NB": (0, 0), "NB+50irr": (50, 0), "NB+50red": (0, 50)}.items():
         err, per = jax.vmap(lambda k, ni=ni, nr=nr: _run(k, ni, nr))(keys)
-        out[name] = {"final_error": np.asarray(err[:, -1]), "curve_run0": np.asarray(err[0]),
-                     "per_class_run0": np.asarray(per[0])}
+        out[name] = {
+            "final_error": np.asarray(err[:, -1]),
+            "curve_run0": np.asarray(err[0]),
+            "per_class_run0": np.asarray(per[0]),
+        }
         e = out[name]["final_error"]
-        print(f"{name:9s}: mean test error {e.mean():.3f} (sd {e.std(ddof=1):.3f}) "
-              f"over {runs} runs", flush=True)
+        print(
+            f"{name:9s}: mean test error {e.mean():.3f} (sd {e.std(ddof=1):.3f}) over {runs} runs",
+            flush=True,
+        )
     save_json("fsnb_fig1_fig2", {"runs": runs, "results": out, "quick": args.quick})
     import matplotlib
 

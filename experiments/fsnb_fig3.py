@@ -74,16 +74,27 @@ def main(argv=None):
     out = {}
     for discrete in (True, False):
         for label, copy in (("independent", 0.0), ("redundant", args.copy)):
-            surf = np.asarray(jax.vmap(lambda k, c=copy, d=discrete: _surface(k, c, d, n_grid))(
-                keys)).mean(0)
+            surf = np.asarray(
+                jax.vmap(lambda k, c=copy, d=discrete: _surface(k, c, d, n_grid))(keys)
+            ).mean(0)
             i, j = np.unravel_index(np.argmin(surf), surf.shape)
             name = f"{'discrete' if discrete else 'continuous'}_{label}"
-            out[name] = {"error": surf, "argmin_alpha2": grid[i], "argmin_alpha3": grid[j],
-                         "min_error": surf[i, j], "error_at_1_1": surf[-1, -1]}
-            print(f"{name:24s}: min mean test error {surf[i, j]:.4f} at (α2, α3) = "
-                  f"({grid[i]:.2f}, {grid[j]:.2f}); at (1, 1): {surf[-1, -1]:.4f}", flush=True)
-    save_json("fsnb_fig3", {"runs": runs, "grid": grid, "copy": args.copy, "results": out,
-                            "quick": args.quick})
+            out[name] = {
+                "error": surf,
+                "argmin_alpha2": grid[i],
+                "argmin_alpha3": grid[j],
+                "min_error": surf[i, j],
+                "error_at_1_1": surf[-1, -1],
+            }
+            print(
+                f"{name:24s}: min mean test error {surf[i, j]:.4f} at (α2, α3) = "
+                f"({grid[i]:.2f}, {grid[j]:.2f}); at (1, 1): {surf[-1, -1]:.4f}",
+                flush=True,
+            )
+    save_json(
+        "fsnb_fig3",
+        {"runs": runs, "grid": grid, "copy": args.copy, "results": out, "quick": args.quick},
+    )
     import matplotlib
 
     matplotlib.use("Agg")

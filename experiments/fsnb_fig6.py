@@ -36,23 +36,46 @@ def main(argv=None):
     ns = (3,) * 15
     st = fit_stats(d["codes_train"], d["values_train"], d["y_train"], n_states=ns, n_classes=3)
     o1, o0 = fit_mle(st), fit_marginal(st)
-    path = sw.fsnb_path(o1, o0, d["codes_train"], d["values_train"], d["y_train"],
-                        epsilon=0.025, n_steps=20, max_iter=max_iter, k_max=sw.n_units(0.025))
+    path = sw.fsnb_path(
+        o1,
+        o0,
+        d["codes_train"],
+        d["values_train"],
+        d["y_train"],
+        epsilon=0.025,
+        n_steps=20,
+        max_iter=max_iter,
+        k_max=sw.n_units(0.025),
+    )
     n = int(path.n_iter) + 1
-    test = np.asarray(sw.evaluate_path(o1, o0, path.alpha[:n], d["codes_test"], d["values_test"],
-                                       d["y_test"]))
+    test = np.asarray(
+        sw.evaluate_path(o1, o0, path.alpha[:n], d["codes_test"], d["values_test"], d["y_test"])
+    )
     train = np.asarray(path.error[:n])
     aic = np.asarray(path.aic[:n])
     loss = 2 * np.asarray(path.log_loss[:n])
     pen = aic - loss
     i_test, i_aic = int(np.argmin(test)), int(np.argmin(aic))
-    print(f"path of {n - 1} iterations; min test error {test[i_test]:.4f} at step {i_test}; "
-          f"min AIC at step {i_aic} (test error there {test[i_aic]:.4f}, "
-          f"{int(path.n_active[i_aic])} predictors with α > 0: "
-          f"{np.flatnonzero(np.asarray(path.alpha[i_aic]) > 0).tolist()})")
-    save_json("fsnb_fig6", {"train_error": train, "test_error": test, "aic": aic, "loss": loss,
-                            "penalty": pen, "alpha": np.asarray(path.alpha[:n]),
-                            "argmin_test": i_test, "argmin_aic": i_aic, "quick": args.quick})
+    print(
+        f"path of {n - 1} iterations; min test error {test[i_test]:.4f} at step {i_test}; "
+        f"min AIC at step {i_aic} (test error there {test[i_aic]:.4f}, "
+        f"{int(path.n_active[i_aic])} predictors with α > 0: "
+        f"{np.flatnonzero(np.asarray(path.alpha[i_aic]) > 0).tolist()})"
+    )
+    save_json(
+        "fsnb_fig6",
+        {
+            "train_error": train,
+            "test_error": test,
+            "aic": aic,
+            "loss": loss,
+            "penalty": pen,
+            "alpha": np.asarray(path.alpha[:n]),
+            "argmin_test": i_test,
+            "argmin_aic": i_aic,
+            "quick": args.quick,
+        },
+    )
     import matplotlib
 
     matplotlib.use("Agg")

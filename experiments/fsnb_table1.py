@@ -37,7 +37,8 @@ if "jax" not in sys.modules:  # one XLA CPU device per core, before JAX starts (
     _flags = os.environ.get("XLA_FLAGS", "")  # the data sets over devices)
     if "xla_force_host_platform_device_count" not in _flags and (os.cpu_count() or 1) > 1:
         os.environ["XLA_FLAGS"] = (
-            f"{_flags} --xla_force_host_platform_device_count={os.cpu_count()}".strip())
+            f"{_flags} --xla_force_host_platform_device_count={os.cpu_count()}".strip()
+        )
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
@@ -53,24 +54,51 @@ except ImportError:  # run as a script from experiments/
     from _common import fmt, print_table, save_json
 
 PAPER = {  # Table 1 of the fsNB paper: (error, selected, noisy selected)
-    "NB": {"DI": (0.076, None, None), "CI": (0.082, None, None), "DR": (0.152, None, None),
-           "CR": (0.132, None, None)},
-    "SNB": {"DI": (0.080, 6.2, 0.6), "CI": (0.083, 6.0, 0.8), "DR": (0.076, 5.7, 0.4),
-            "CR": (0.097, 5.5, 0.8)},
-    "WNB": {"DI": (0.075, None, None), "CI": (0.082, None, None), "DR": (0.131, None, None),
-            "CR": (0.132, None, None)},
-    "aL1/L2-NB": {"DI": (0.079, 6.5, 0.2), "CI": (0.083, 6.0, 0.1), "DR": (0.171, 10.2, 5.1),
-                  "CR": (0.158, 11.8, 5.9)},
-    "fsNB": {"DI": (0.077, 6.3, 0.3), "CI": (0.083, 5.3, 0.1), "DR": (0.070, 5.6, 0.2),
-             "CR": (0.090, 6.6, 1.1)},
-    "CFS+NB": {"DI": (0.166, 10.8, 0.8), "CI": (0.087, 10.0, 0.4), "DR": (0.082, 10.4, 0.6),
-               "CR": (0.083, 10.8, 1.0)},
+    "NB": {
+        "DI": (0.076, None, None),
+        "CI": (0.082, None, None),
+        "DR": (0.152, None, None),
+        "CR": (0.132, None, None),
+    },
+    "SNB": {
+        "DI": (0.080, 6.2, 0.6),
+        "CI": (0.083, 6.0, 0.8),
+        "DR": (0.076, 5.7, 0.4),
+        "CR": (0.097, 5.5, 0.8),
+    },
+    "WNB": {
+        "DI": (0.075, None, None),
+        "CI": (0.082, None, None),
+        "DR": (0.131, None, None),
+        "CR": (0.132, None, None),
+    },
+    "aL1/L2-NB": {
+        "DI": (0.079, 6.5, 0.2),
+        "CI": (0.083, 6.0, 0.1),
+        "DR": (0.171, 10.2, 5.1),
+        "CR": (0.158, 11.8, 5.9),
+    },
+    "fsNB": {
+        "DI": (0.077, 6.3, 0.3),
+        "CI": (0.083, 5.3, 0.1),
+        "DR": (0.070, 5.6, 0.2),
+        "CR": (0.090, 6.6, 1.1),
+    },
+    "CFS+NB": {
+        "DI": (0.166, 10.8, 0.8),
+        "CI": (0.087, 10.0, 0.4),
+        "DR": (0.082, 10.4, 0.6),
+        "CR": (0.083, 10.8, 1.0),
+    },
 }
 PAPER_EVALS = {"SNB": 125.10, "fsNB": 6732.25}
 EPS, V, PATIENCE = 0.025, 20, 6
 # fsNB variants: name -> (step_rule, patience); None = no early stopping (whole path)
-FSNB_VARIANTS = {"fsNB": ("t_eps", PATIENCE), "fsNB(eps)": ("eps", PATIENCE),
-                 "fsNB(no-stop)": ("t_eps", None)}
+FSNB_VARIANTS = {
+    "fsNB": ("t_eps", PATIENCE),
+    "fsNB(eps)": ("eps", PATIENCE),
+    "fsNB(no-stop)": ("t_eps", None),
+}
 METHODS = ("NB", "SNB", "WNB", "aL1/L2-NB", "fsNB", "CFS+NB")
 
 
@@ -90,38 +118,59 @@ def run_sweeps(data, n_states):
     t0 = time.perf_counter()
     _, res = sweep_methods(
         data,
-        {"nb": {"alpha": [1.0]}, "snb": {"alpha": [1.0]}, "wnb": {"alpha": [1.0]},
-         "group_lasso": {"penalty": np.asarray(penalty_fractions(GL_N, GL_RATIO))}},
+        {
+            "nb": {"alpha": [1.0]},
+            "snb": {"alpha": [1.0]},
+            "wnb": {"alpha": [1.0]},
+            "group_lasso": {"penalty": np.asarray(penalty_fractions(GL_N, GL_RATIO))},
+        },
         n_states=n_states,
-        options={"snb": {"direction": "forward", "criterion": "error"},
-                 "group_lasso": GL_OPTIONS},
+        options={"snb": {"direction": "forward", "criterion": "error"}, "group_lasso": GL_OPTIONS},
     )
     dt = time.perf_counter() - t0
     methods["NB"] = {"err": _arr(res["nb"], "test_error")[:, 0]}
-    methods["SNB"] = {k: _arr(res["snb"], m)[:, 0] for k, m in (
-        ("err", "test_error"), ("sel", "n_selected"), ("noisy", "n_noisy_selected"),
-        ("evals", "n_evaluations"))}
+    methods["SNB"] = {
+        k: _arr(res["snb"], m)[:, 0]
+        for k, m in (
+            ("err", "test_error"),
+            ("sel", "n_selected"),
+            ("noisy", "n_noisy_selected"),
+            ("evals", "n_evaluations"),
+        )
+    }
     methods["WNB"] = {"err": _arr(res["wnb"], "test_error")[:, 0]}
     gl = res["group_lasso"]
     idx = np.argmin(_arr(gl, "train_aic"), axis=1)  # first minimum, largest penalty first
     pick = lambda name: np.take_along_axis(_arr(gl, name), idx[:, None], axis=1)[:, 0]
-    methods["aL1/L2-NB"] = {"err": pick("test_error"), "sel": pick("n_active"),
-                            "noisy": pick("n_noisy_selected")}
+    methods["aL1/L2-NB"] = {
+        "err": pick("test_error"),
+        "sel": pick("n_active"),
+        "noisy": pick("n_noisy_selected"),
+    }
     for r in methods.values():
         r["seconds"] = dt  # one figure for the four methods (compilation included)
     for vname, (rule, pat) in FSNB_VARIANTS.items():
         t0 = time.perf_counter()
         _, res = sweep_methods(
-            data, {"fsnb": {"epsilon": [EPS], "patience": [np.inf if pat is None else pat]}},
+            data,
+            {"fsnb": {"epsilon": [EPS], "patience": [np.inf if pat is None else pat]}},
             n_states=n_states,
-            options={"fsnb": {"n_steps": V, "step_rule": rule, "criterion": "error",
-                              "selection": "aic"}},
+            options={
+                "fsnb": {"n_steps": V, "step_rule": rule, "criterion": "error", "selection": "aic"}
+            },
         )
         fs = res["fsnb"]
-        variants[vname] = {k: _arr(fs, m)[:, 0] for k, m in (
-            ("err", "test_error"), ("sel", "n_selected"), ("noisy", "n_noisy_selected"),
-            ("evals", "n_evaluations"), ("iterations", "n_iter"),
-            ("selected_iter", "selected_iter"))}
+        variants[vname] = {
+            k: _arr(fs, m)[:, 0]
+            for k, m in (
+                ("err", "test_error"),
+                ("sel", "n_selected"),
+                ("noisy", "n_noisy_selected"),
+                ("evals", "n_evaluations"),
+                ("iterations", "n_iter"),
+                ("selected_iter", "selected_iter"),
+            )
+        }
         variants[vname]["seconds"] = time.perf_counter() - t0
         variants[vname]["step_rule"], variants[vname]["patience"] = rule, pat
     return methods, variants
@@ -143,18 +192,31 @@ def run_cfs(data, discrete):
         sup = np.asarray(m.support_, bool)
         sels.append(sup.sum())
         noi.append((sup & noisy[s]).sum())
-    return {"err": np.array(errs), "sel": np.array(sels, float), "noisy": np.array(noi, float),
-            "seconds": time.perf_counter() - t0}
+    return {
+        "err": np.array(errs),
+        "sel": np.array(sels, float),
+        "noisy": np.array(noi, float),
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def _summ(v):
     v = np.asarray(v, dtype=float)
-    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
-            "values": v.tolist()}
+    return {
+        "mean": float(v.mean()),
+        "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+        "values": v.tolist(),
+    }
 
 
-_PREFIX = {"NB": "nb", "SNB": "snb", "WNB": "wnb", "aL1/L2-NB": "al1l2", "fsNB": "fs",
-           "CFS+NB": "cfs"}
+_PREFIX = {
+    "NB": "nb",
+    "SNB": "snb",
+    "WNB": "wnb",
+    "aL1/L2-NB": "al1l2",
+    "fsNB": "fs",
+    "CFS+NB": "cfs",
+}
 
 
 def compat_blocks(results):
@@ -217,54 +279,86 @@ def main(argv=None):
     for s_i, scenario in enumerate(("DI", "CI", "DR", "CR")):
         t0 = time.perf_counter()
         data, n_states = make_table1_batch(jax.random.PRNGKey(2011 + s_i), scenario, n_sets)
-        print(f"[{scenario}] {n_sets} data sets generated in {time.perf_counter() - t0:.1f} s",
-              flush=True)
+        print(
+            f"[{scenario}] {n_sets} data sets generated in {time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
         methods, variants = run_sweeps(data, n_states)
         methods["CFS+NB"] = run_cfs(data, discrete=scenario[0] == "D")
         res = results.setdefault(scenario, {"methods": {}, "fsnb_variants": {}})
         for vname, r in variants.items():
             res["fsnb_variants"][vname] = {
-                k: (_summ(v) if isinstance(v, np.ndarray) else v) for k, v in r.items()}
-            print(f"[{scenario} {vname}] {r['seconds']:.1f} s (incl. compilation): fsNB "
-                  f"{r['err'].mean():.3f}, {r['sel'].mean():.1f} selected, "
-                  f"{r['evals'].mean():.0f} evals", flush=True)
+                k: (_summ(v) if isinstance(v, np.ndarray) else v) for k, v in r.items()
+            }
+            print(
+                f"[{scenario} {vname}] {r['seconds']:.1f} s (incl. compilation): fsNB "
+                f"{r['err'].mean():.3f}, {r['sel'].mean():.1f} selected, "
+                f"{r['evals'].mean():.0f} evals",
+                flush=True,
+            )
         for name in METHODS:
             if name == "fsNB":
                 res["methods"]["fsNB"] = res["fsnb_variants"]["fsNB"]
                 continue
             r = methods[name]
             res["methods"][name] = {k: (_summ(v) if k != "seconds" else v) for k, v in r.items()}
-            print(f"[{scenario} {name}] error {r['err'].mean():.3f} ({r['seconds']:.1f} s)",
-                  flush=True)
+            print(
+                f"[{scenario} {name}] error {r['err'].mean():.3f} ({r['seconds']:.1f} s)",
+                flush=True,
+            )
 
     scen = list(results)
-    cell = lambda s, m, k, d=3: (fmt(results[s]["methods"][m][k]["mean"], None, d)
-                                 if k in results[s]["methods"][m] else "-")
+    cell = lambda s, m, k, d=3: (
+        fmt(results[s]["methods"][m][k]["mean"], None, d) if k in results[s]["methods"][m] else "-"
+    )
     pap = lambda s, m, i: "-" if PAPER[m][s][i] is None else PAPER[m][s][i]
-    for title, k, i, d in (("mean test error", "err", 0, 3), ("selected predictors", "sel", 1, 1),
-                           ("fully-noisy selected predictors", "noisy", 2, 1)):
+    for title, k, i, d in (
+        ("mean test error", "err", 0, 3),
+        ("selected predictors", "sel", 1, 1),
+        ("fully-noisy selected predictors", "noisy", 2, 1),
+    ):
         rows = [[s] + [f"{cell(s, m, k, d)} ({pap(s, m, i)})" for m in METHODS] for s in scen]
         print(f"\nTable 1 — {title}, ours (paper); {n_sets} data sets per scenario")
         print_table(["set", *METHODS], rows)
     rows = []
     for s in scen:
         for vname, r in results[s]["fsnb_variants"].items():
-            rows.append([s, vname, fmt(r["err"]["mean"], r["err"]["std"]),
-                         fmt(r["sel"]["mean"], None, 1), fmt(r["noisy"]["mean"], None, 1),
-                         fmt(r["evals"]["mean"], None, 0), fmt(r["iterations"]["mean"], None, 1)])
-    print(f"\nfsNB variants (paper: {PAPER_EVALS['fsNB']} evaluations on average; SNB "
-          f"{PAPER_EVALS['SNB']})")
+            rows.append(
+                [
+                    s,
+                    vname,
+                    fmt(r["err"]["mean"], r["err"]["std"]),
+                    fmt(r["sel"]["mean"], None, 1),
+                    fmt(r["noisy"]["mean"], None, 1),
+                    fmt(r["evals"]["mean"], None, 0),
+                    fmt(r["iterations"]["mean"], None, 1),
+                ]
+            )
+    print(
+        f"\nfsNB variants (paper: {PAPER_EVALS['fsNB']} evaluations on average; SNB "
+        f"{PAPER_EVALS['SNB']})"
+    )
     print_table(["set", "variant", "error", "selected", "noisy", "evals", "iterations"], rows)
     chk = checks(results)
     compat_blocks(results)
     print("\nAcceptance checks (default fsNB):")
     for desc, val, ok in chk:
         print(f"  [{'PASS' if ok else 'FAIL'}] {desc}: {val}")
-    save_json("fsnb_table1", {"n_datasets": n_sets, "epsilon": EPS, "v": V, "patience": PATIENCE,
-                              "selection": "aic", "results": results, "paper": PAPER,
-                              "paper_evaluations": PAPER_EVALS, "quick": args.quick,
-                              "checks": [{"check": c, "value": v, "pass": bool(o)}
-                                         for c, v, o in chk]})
+    save_json(
+        "fsnb_table1",
+        {
+            "n_datasets": n_sets,
+            "epsilon": EPS,
+            "v": V,
+            "patience": PATIENCE,
+            "selection": "aic",
+            "results": results,
+            "paper": PAPER,
+            "paper_evaluations": PAPER_EVALS,
+            "quick": args.quick,
+            "checks": [{"check": c, "value": v, "pass": bool(o)} for c, v, o in chk],
+        },
+    )
     _plot(results)
 
 
@@ -284,11 +378,22 @@ def _plot(results):
     w = 0.8 / len(METHODS)
     for k, name in enumerate(METHODS):
         off = (k - (len(METHODS) - 1) / 2) * w
-        ax.bar(x + off, [results[s]["methods"][name]["err"]["mean"] for s in scen], w,
-               yerr=[results[s]["methods"][name]["err"]["std"] for s in scen], label=name,
-               capsize=2)
-        ax.scatter(x + off, [PAPER[name][s][0] for s in scen], marker="x", color="k", zorder=3,
-                   label="paper" if k == 0 else None)
+        ax.bar(
+            x + off,
+            [results[s]["methods"][name]["err"]["mean"] for s in scen],
+            w,
+            yerr=[results[s]["methods"][name]["err"]["std"] for s in scen],
+            label=name,
+            capsize=2,
+        )
+        ax.scatter(
+            x + off,
+            [PAPER[name][s][0] for s in scen],
+            marker="x",
+            color="k",
+            zorder=3,
+            label="paper" if k == 0 else None,
+        )
     ax.set_xticks(x, scen)
     ax.set_ylabel("mean test error")
     ax.legend(fontsize=7, ncol=4)

@@ -52,10 +52,12 @@ def main(argv=None):
         "aL1/L2-NB": lambda: GroupLassoNB(adaptive=True, tol=1e-5, max_steps=300),
         "fsNB": lambda: StagewiseNB(epsilon=0.025, n_steps=20, patience=6, selection="aic"),
         "CFS+NB": lambda: FilterNB(filter="cfs"),
-        "fsNB(eps)": lambda: StagewiseNB(epsilon=0.025, n_steps=20, patience=6, selection="aic",
-                                         step_rule="eps"),
-        "fsNB(no-stop)": lambda: StagewiseNB(epsilon=0.025, n_steps=20, patience=None,
-                                             selection="aic"),
+        "fsNB(eps)": lambda: StagewiseNB(
+            epsilon=0.025, n_steps=20, patience=6, selection="aic", step_rule="eps"
+        ),
+        "fsNB(no-stop)": lambda: StagewiseNB(
+            epsilon=0.025, n_steps=20, patience=None, selection="aic"
+        ),
     }
     res = {}
     for q in (1, 2, 3):
@@ -76,12 +78,19 @@ def main(argv=None):
                     if hasattr(m, "n_evaluations_"):
                         evals.append(m.n_evaluations_)
             res.setdefault(name, {})[q] = {
-                "error": errs, "mean": float(np.mean(errs)), "std": float(np.std(errs, ddof=1)),
-                "selected": sel, "evaluations": evals}
-            print(f"[quartile {q}] {name}: error {np.mean(errs):.3f}"
-                  + (f", selected {np.mean(sel):.1f}" if sel else "")
-                  + (f", evals {np.mean(evals):.0f}" if evals else "")
-                  + f" ({time.perf_counter() - t0:.1f} s)", flush=True)
+                "error": errs,
+                "mean": float(np.mean(errs)),
+                "std": float(np.std(errs, ddof=1)),
+                "selected": sel,
+                "evaluations": evals,
+            }
+            print(
+                f"[quartile {q}] {name}: error {np.mean(errs):.3f}"
+                + (f", selected {np.mean(sel):.1f}" if sel else "")
+                + (f", evals {np.mean(evals):.0f}" if evals else "")
+                + f" ({time.perf_counter() - t0:.1f} s)",
+                flush=True,
+            )
     rows = []
     for name in makers:
         base = name.split("(")[0]
@@ -89,13 +98,28 @@ def main(argv=None):
             r = res[name][q]
             sel = np.mean(r["selected"]) if r["selected"] else None
             paper_sel = PAPER[base][1][qi] if PAPER[base][1] and name == base else "-"
-            rows.append([name, f"tau=Q{q}", fmt(r["mean"], r["std"], 2),
-                         PAPER[base][0][qi] if name == base else "-",
-                         "-" if sel is None else f"{sel:.1f}", paper_sel])
+            rows.append(
+                [
+                    name,
+                    f"tau=Q{q}",
+                    fmt(r["mean"], r["std"], 2),
+                    PAPER[base][0][qi] if name == base else "-",
+                    "-" if sel is None else f"{sel:.1f}",
+                    paper_sel,
+                ]
+            )
     print(f"\nTable 2 — Diabetes, {n_folds}-fold CV (ours vs paper)")
     print_table(["method", "class", "error", "paper", "selected", "paper"], rows)
-    save_json("fsnb_table2", {"n_folds": n_folds, "results": res, "paper": PAPER,
-                              "paper_evaluations": PAPER_EVALS, "quick": args.quick})
+    save_json(
+        "fsnb_table2",
+        {
+            "n_folds": n_folds,
+            "results": res,
+            "paper": PAPER,
+            "paper_evaluations": PAPER_EVALS,
+            "quick": args.quick,
+        },
+    )
     import matplotlib
 
     matplotlib.use("Agg")
@@ -109,8 +133,14 @@ def main(argv=None):
         off = (k - (len(names) - 1) / 2) * w
         ax.bar(x + off, [res[name][q]["mean"] for q in (1, 2, 3)], w, label=name)
         if name in PAPER:
-            ax.scatter(x + off, PAPER[name][0], marker="x", color="k", zorder=3,
-                       label="paper" if k == 0 else None)
+            ax.scatter(
+                x + off,
+                PAPER[name][0],
+                marker="x",
+                color="k",
+                zorder=3,
+                label="paper" if k == 0 else None,
+            )
     ax.set_xticks(x, ["Q1", "Q2", "Q3"])
     ax.set_ylabel(f"{n_folds}-fold CV error")
     ax.legend(fontsize=7)

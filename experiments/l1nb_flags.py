@@ -62,11 +62,22 @@ except ImportError:  # run as a script from experiments/
     from _common import figure_path, print_table, save_json
 
 RELIGION_MERGE = {0: 0, 1: 1, 2: 2, 3: 3, 4: 3, 5: 4, 6: 5, 7: 3}
-CLASS_NAMES = ("Catholic", "Other Christian", "Muslim", "Buddhist+Hindu+Others", "Ethnic",
-               "Marxist")
+CLASS_NAMES = (
+    "Catholic",
+    "Other Christian",
+    "Muslim",
+    "Buddhist+Hindu+Others",
+    "Ethnic",
+    "Marxist",
+)
 PAPER_PROPORTIONS = (0.16, 0.09, 0.18, 0.27, 0.20, 0.10)
-PAPER = {"L1-NB": (0.49, 3.8), "L1-NB(gAIC)": (0.49, 3.8), "SNB": (0.50, 12.9),
-         "NB+FSS": (0.21, 5.5), "WNB+FSS": (0.30, 5.5)}
+PAPER = {
+    "L1-NB": (0.49, 3.8),
+    "L1-NB(gAIC)": (0.49, 3.8),
+    "SNB": (0.50, 12.9),
+    "NB+FSS": (0.21, 5.5),
+    "WNB+FSS": (0.30, 5.5),
+}
 METHODS = tuple(PAPER)
 N_FOLDS, N_BINS, SEED = 10, 5, 2013
 
@@ -93,8 +104,9 @@ def run_fold(codes, values, y, train_w, test_w, sub_w, val_w, *, n_states, n_cla
         beta = l1nb.aic_select(path, B, likelihood=lik, weight=train_w).beta
         out[name] = (acc(jnp.einsum("npc,p->nc", P, beta), test_w), jnp.sum(beta > 0))
     # SNB, forward on the training error
-    spath = sel.selective_path(L, omega.log_prior, y, train_w, direction="forward",
-                               criterion="error")
+    spath = sel.selective_path(
+        L, omega.log_prior, y, train_w, direction="forward", criterion="error"
+    )
     smask = spath.mask[spath.n_steps].astype(dtype)
     out["SNB"] = (acc(combine(omega, L, smask), test_w), jnp.sum(smask))
     # FSS: CMIM ranking on the 3/4 part, k chosen on the reserved 1/4
@@ -106,10 +118,12 @@ def run_fold(codes, values, y, train_w, test_w, sub_w, val_w, *, n_states, n_cla
     rank = jnp.zeros((p,), jnp.int32).at[order].set(jnp.arange(p, dtype=jnp.int32))
     masks = (rank[None, :] < jnp.arange(1, p + 1)[:, None]).astype(dtype)  # row k-1: top k
     om_sub, L_sub = _fit(codes, values, y, sub_w, n_states, n_classes)
-    w_sub = ferreira_weights(codes, values, y, sub_w, n_states=n_states, n_classes=n_classes,
-                             n_bins=N_BINS)
-    w_tr = ferreira_weights(codes, values, y, train_w, n_states=n_states, n_classes=n_classes,
-                            n_bins=N_BINS)
+    w_sub = ferreira_weights(
+        codes, values, y, sub_w, n_states=n_states, n_classes=n_classes, n_bins=N_BINS
+    )
+    w_tr = ferreira_weights(
+        codes, values, y, train_w, n_states=n_states, n_classes=n_classes, n_bins=N_BINS
+    )
     for name, ws, wt in (("NB+FSS", 1.0, 1.0), ("WNB+FSS", w_sub, w_tr)):
         val_acc = jax.vmap(lambda mk, ws=ws: acc(combine(om_sub, L_sub, mk * ws), val_w))(masks)
         k = jnp.argmax(val_acc)  # first maximum: smallest k
@@ -124,8 +138,10 @@ def main(argv=None):
     X, y_raw, names, numeric = load_flags()
     y = np.array([RELIGION_MERGE[int(v)] for v in y_raw], np.int32)
     props = np.bincount(y) / len(y)
-    print("religion classes after the merge {3,4,7}:", {n: round(float(q), 3) for n, q in
-                                                       zip(CLASS_NAMES, props, strict=True)})
+    print(
+        "religion classes after the merge {3,4,7}:",
+        {n: round(float(q), 3) for n, q in zip(CLASS_NAMES, props, strict=True)},
+    )
     print("paper proportions:", PAPER_PROPORTIONS, flush=True)
     enc = FeatureEncoder(discrete="auto").fit(X)
     codes, values = enc.transform(X, dtype=np.float32, fit=True)
@@ -143,29 +159,64 @@ def main(argv=None):
             n_val = int(round(len(idx) / 4))
             val_w[k, idx[:n_val]] = 1.0
             sub_w[k, idx[n_val:]] = 1.0
-    print(f"{codes.shape[1]} discrete + {values.shape[1]} numeric predictors, {n_folds}-fold CV",
-          flush=True)
+    print(
+        f"{codes.shape[1]} discrete + {values.shape[1]} numeric predictors, {n_folds}-fold CV",
+        flush=True,
+    )
     t0 = time.perf_counter()
-    run = jax.jit(jax.vmap(partial(run_fold, n_states=n_states, n_classes=6),
-                           in_axes=(None, None, None, 0, 0, 0, 0)))
-    out = run(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), jnp.asarray(train_w),
-              jnp.asarray(test_w), jnp.asarray(sub_w), jnp.asarray(val_w))
+    run = jax.jit(
+        jax.vmap(
+            partial(run_fold, n_states=n_states, n_classes=6),
+            in_axes=(None, None, None, 0, 0, 0, 0),
+        )
+    )
+    out = run(
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        jnp.asarray(train_w),
+        jnp.asarray(test_w),
+        jnp.asarray(sub_w),
+        jnp.asarray(val_w),
+    )
     out = {k: (np.asarray(a), np.asarray(s)) for k, (a, s) in out.items()}
     print(f"all folds in {time.perf_counter() - t0:.1f} s (incl. compilation)", flush=True)
     rows, results = [], {}
     for m in METHODS:
         a, s = out[m]
-        results[m] = {"accuracy": float(a.mean()), "accuracy_std": float(a.std(ddof=1)),
-                      "selected": float(s.mean()), "selected_std": float(s.std(ddof=1)),
-                      "per_fold_accuracy": a.tolist(), "per_fold_selected": s.tolist()}
-        rows.append([m, f"{a.mean():.2f} (±{a.std(ddof=1):.2f})", PAPER[m][0],
-                     f"{s.mean():.1f} (±{s.std(ddof=1):.1f})", PAPER[m][1]])
+        results[m] = {
+            "accuracy": float(a.mean()),
+            "accuracy_std": float(a.std(ddof=1)),
+            "selected": float(s.mean()),
+            "selected_std": float(s.std(ddof=1)),
+            "per_fold_accuracy": a.tolist(),
+            "per_fold_selected": s.tolist(),
+        }
+        rows.append(
+            [
+                m,
+                f"{a.mean():.2f} (±{a.std(ddof=1):.2f})",
+                PAPER[m][0],
+                f"{s.mean():.1f} (±{s.std(ddof=1):.1f})",
+                PAPER[m][1],
+            ]
+        )
     print(f"\nFlags, religion (6 classes), {n_folds}-fold CV: ours vs paper (Table 2)")
     print_table(["method", "accuracy", "paper", "# selected", "paper"], rows)
-    save_json("l1nb_flags", {"merge": RELIGION_MERGE, "class_names": CLASS_NAMES,
-                             "proportions": props, "paper_proportions": PAPER_PROPORTIONS,
-                             "n_folds": n_folds, "seed": SEED, "results": results, "paper": PAPER,
-                             "quick": args.quick})
+    save_json(
+        "l1nb_flags",
+        {
+            "merge": RELIGION_MERGE,
+            "class_names": CLASS_NAMES,
+            "proportions": props,
+            "paper_proportions": PAPER_PROPORTIONS,
+            "n_folds": n_folds,
+            "seed": SEED,
+            "results": results,
+            "paper": PAPER,
+            "quick": args.quick,
+        },
+    )
     _plot(results)
 
 
@@ -177,12 +228,21 @@ def _plot(results):
 
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     x = np.arange(len(METHODS))
-    for ax, key, idx, label in ((axes[0], "accuracy", 0, "accuracy"),
-                                (axes[1], "selected", 1, "# selected")):
-        ax.bar(x, [results[m][key] for m in METHODS], 0.6,
-               yerr=[results[m][f"{key}_std"] for m in METHODS], capsize=2, label="ours")
-        ax.scatter(x, [PAPER[m][idx] for m in METHODS], marker="x", color="k", zorder=3,
-                   label="paper")
+    for ax, key, idx, label in (
+        (axes[0], "accuracy", 0, "accuracy"),
+        (axes[1], "selected", 1, "# selected"),
+    ):
+        ax.bar(
+            x,
+            [results[m][key] for m in METHODS],
+            0.6,
+            yerr=[results[m][f"{key}_std"] for m in METHODS],
+            capsize=2,
+            label="ours",
+        )
+        ax.scatter(
+            x, [PAPER[m][idx] for m in METHODS], marker="x", color="k", zorder=3, label="paper"
+        )
         ax.set_xticks(x, METHODS, fontsize=8)
         ax.set_ylabel(label)
     axes[0].legend()

@@ -60,8 +60,11 @@ except ImportError:  # run as a script from experiments/
     from _common import figure_path, print_table, save_json
 
 METHODS = ("L1-NB", "L1-NB(gAIC)", "NB", "NB+prefilter", "WNB+prefilter", "SNB")
-PAPER_TEXT = {"L1-NB selected": "about 3 on every data set", "SNB selected": "about 3",
-              "accuracy": "figures only (Fig. 1); L1-NB best and least affected by redundancy"}
+PAPER_TEXT = {
+    "L1-NB selected": "about 3 on every data set",
+    "SNB selected": "about 3",
+    "accuracy": "figures only (Fig. 1); L1-NB best and least affected by redundancy",
+}
 CORRELATION, IRRELEVANT_STATES, N_FOLDS, SEED = 0.8, 5, 5, 2013
 
 
@@ -69,8 +72,9 @@ def augment(X, y, n_irr, n_red, rng):
     """Append n_irr irrelevant and n_red redundant columns; returns codes, n_states, source."""
     n = X.shape[0]
     n_states = tuple(int(m) for m in X.max(0) + 1)
-    mi = np.asarray(mutual_information_discrete(jnp.asarray(X), jnp.asarray(y), n_states,
-                                                int(y.max()) + 1))
+    mi = np.asarray(
+        mutual_information_discrete(jnp.asarray(X), jnp.asarray(y), n_states, int(y.max()) + 1)
+    )
     source = int(np.argmax(mi))
     irr = rng.integers(0, IRRELEVANT_STATES, (n, n_irr))
     src = X[:, source]
@@ -99,8 +103,9 @@ def run_fold(codes, y, mask, train_w, test_w, key, *, n_states, n_classes):
     out["NB+prefilter"] = (acc(combine(km)), jnp.sum(km))
     w_f = ferreira_weights(codes, values, y, train_w, n_states=n_states, n_classes=n_classes)
     out["WNB+prefilter"] = (acc(combine(km * w_f)), jnp.sum(km))
-    spath = sel.selective_path(L * m[None, :, None], omega.log_prior, y, train_w,
-                               direction="forward", criterion="error")
+    spath = sel.selective_path(
+        L * m[None, :, None], omega.log_prior, y, train_w, direction="forward", criterion="error"
+    )
     smask = spath.mask[spath.n_steps].astype(dtype) * m
     out["SNB"] = (acc(combine(smask)), jnp.sum(smask))
     P = jax.nn.softmax(L + omega.log_prior[None, None, :], axis=-1)
@@ -124,8 +129,11 @@ def main(argv=None):
     top = max(levels)
     rng = np.random.default_rng(SEED)
     codes, n_states, source = augment(X, y, top * p, top * p, rng)
-    print(f"Soybean-small: n={len(y)}, p={p}, classes={list(classes)}; redundant source: "
-          f"{names[source]}; largest data set has {codes.shape[1]} predictors", flush=True)
+    print(
+        f"Soybean-small: n={len(y)}, p={p}, classes={list(classes)}; redundant source: "
+        f"{names[source]}; largest data set has {codes.shape[1]} predictors",
+        flush=True,
+    )
     folds = stratified_folds(y, N_FOLDS, SEED)
     fold_w = (folds[None, :] == np.arange(N_FOLDS)[:, None]).astype(np.float64)
     train_w, test_w = jnp.asarray(1.0 - fold_w), jnp.asarray(fold_w)
@@ -136,8 +144,10 @@ def main(argv=None):
         red = np.arange(top * p) < b * p
         return np.concatenate([np.ones(p, bool), irr, red])
 
-    over_folds = jax.vmap(partial(run_fold, n_states=n_states, n_classes=len(classes)),
-                          in_axes=(None, None, None, 0, 0, 0))
+    over_folds = jax.vmap(
+        partial(run_fold, n_states=n_states, n_classes=len(classes)),
+        in_axes=(None, None, None, 0, 0, 0),
+    )
     over_levels = jax.jit(jax.vmap(over_folds, in_axes=(None, None, 0, None, None, None)))
     results = {}
     for a in levels:
@@ -146,25 +156,45 @@ def main(argv=None):
         out = over_levels(jnp.asarray(codes), jnp.asarray(y), masks, train_w, test_w, keys)
         for bi, b in enumerate(levels):
             results[f"{a}p_irr/{b}p_red"] = {
-                meth: {"accuracy": float(np.mean(np.asarray(v[0])[bi])),
-                       "accuracy_std": float(np.std(np.asarray(v[0])[bi], ddof=1)),
-                       "selected": float(np.mean(np.asarray(v[1])[bi]))}
-                for meth, v in out.items()}
+                meth: {
+                    "accuracy": float(np.mean(np.asarray(v[0])[bi])),
+                    "accuracy_std": float(np.std(np.asarray(v[0])[bi], ddof=1)),
+                    "selected": float(np.mean(np.asarray(v[1])[bi])),
+                }
+                for meth, v in out.items()
+            }
         line = "  ".join(f"{meth} {np.mean(np.asarray(out[meth][0])):.3f}" for meth in METHODS)
-        print(f"[irrelevant {a}p] {len(levels)} redundancy levels x {N_FOLDS} folds in "
-              f"{time.perf_counter() - t0:.1f} s; mean accuracy {line}", flush=True)
+        print(
+            f"[irrelevant {a}p] {len(levels)} redundancy levels x {N_FOLDS} folds in "
+            f"{time.perf_counter() - t0:.1f} s; mean accuracy {line}",
+            flush=True,
+        )
 
     for what in ("accuracy", "selected"):
-        rows = [[k] + [f"{r[m][what]:.3f}" if what == "accuracy" else f"{r[m][what]:.1f}"
-                       for m in METHODS] for k, r in results.items()]
+        rows = [
+            [k]
+            + [f"{r[m][what]:.3f}" if what == "accuracy" else f"{r[m][what]:.1f}" for m in METHODS]
+            for k, r in results.items()
+        ]
         print(f"\n5-fold CV {what} (ours)")
         print_table(["data set"] + list(METHODS), rows)
     print("\nPaper (text of §6.1; Figs. 1-2 give no table):")
     for k, v in PAPER_TEXT.items():
         print(f"  {k}: {v}")
-    save_json("l1nb_soybean", {"levels": levels, "p": p, "source": names[source],
-                               "correlation": CORRELATION, "n_folds": N_FOLDS, "seed": SEED,
-                               "results": results, "paper": PAPER_TEXT, "quick": args.quick})
+    save_json(
+        "l1nb_soybean",
+        {
+            "levels": levels,
+            "p": p,
+            "source": names[source],
+            "correlation": CORRELATION,
+            "n_folds": N_FOLDS,
+            "seed": SEED,
+            "results": results,
+            "paper": PAPER_TEXT,
+            "quick": args.quick,
+        },
+    )
     _plot(results, levels)
 
 

@@ -52,9 +52,13 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="pass --quick to every script")
     ap.add_argument("--only", default="", help="comma-separated subset of script names")
     ap.add_argument("--timeout", type=float, default=3600.0, help="per-script limit in seconds")
-    ap.add_argument("--results", type=Path, default=None,
-                    help="results folder (default: $JAXNB_RESULTS_DIR, else experiments/results, "
-                    "or experiments/results/quick with --quick)")
+    ap.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help="results folder (default: $JAXNB_RESULTS_DIR, else experiments/results, "
+        "or experiments/results/quick with --quick)",
+    )
     ap.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     args = ap.parse_args(argv)
     names = args.only.split(",") if args.only else SCRIPTS
@@ -94,8 +98,10 @@ def main(argv=None) -> int:
         ran.append((name, rc, dt, cpu))
         if rc != 0:
             failed.append(name)
-        print(f"    -> {'ok' if rc == 0 else f'FAILED ({rc})'} in {dt:.1f} s (CPU {cpu:.1f} s)",
-              flush=True)
+        print(
+            f"    -> {'ok' if rc == 0 else f'FAILED ({rc})'} in {dt:.1f} s (CPU {cpu:.1f} s)",
+            flush=True,
+        )
     print("\nsummary (wall and CPU seconds; CPU = user + system of the script's process):")
     for name, rc, dt, cpu in ran:
         print(f"  {name:<20} {'ok' if rc == 0 else 'FAILED'} {dt:8.1f} s  CPU {cpu:8.1f} s")

@@ -78,10 +78,17 @@ from jaxnb.stream.online import OnlineWeightedNB  # noqa: E402
 from jaxnb.stream.simulate import StreamSpec, bayes_error, iter_chunks, make_rows, pascal_like  # noqa: E402
 
 # Stream paper, alpha data set (the one where weighting matters; 500 predictors), accuracy in %.
-PAPER_T1_ALPHA = {"GKClass": [54.40, 54.49, 54.56], "cPiD": [54.36, 54.52, 54.57],
-                  "Gaussian": [54.62, 54.67, 54.67]}
-PAPER_T2_ALPHA = {"offline NB": [54.60, 54.61, 54.61], "offline ANB": [66.13, 67.30, 68.77],
-                  "online NB": [54.40, 54.49, 54.56], "online WNB": [64.03, 66.40, 67.61]}
+PAPER_T1_ALPHA = {
+    "GKClass": [54.40, 54.49, 54.56],
+    "cPiD": [54.36, 54.52, 54.57],
+    "Gaussian": [54.62, 54.67, 54.67],
+}
+PAPER_T2_ALPHA = {
+    "offline NB": [54.60, 54.61, 54.61],
+    "offline ANB": [66.13, 67.30, 68.77],
+    "online NB": [54.40, 54.49, 54.56],
+    "online WNB": [64.03, 66.40, 67.61],
+}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -96,31 +103,37 @@ def candidates():
         "Adam 1e-3/sqrt(1+t/1e4), batch 1": dict(optimizer=adam(inv_sqrt(1e-3, 1e4))),
         "AdaGrad 3e-2, batch 1": dict(optimizer=adagrad(3e-2)),
         "Adam 1e-3, batch 64": dict(optimizer=adam(1e-3), batch_size=64),
-        "Adam 3e-3/sqrt(1+t/300), batch 64": dict(optimizer=adam(inv_sqrt(3e-3, 300)),
-                                                  batch_size=64),
-        "Adam 1e-3/sqrt(1+t/300), batch 64": dict(optimizer=adam(inv_sqrt(1e-3, 300)),
-                                                  batch_size=64),
+        "Adam 3e-3/sqrt(1+t/300), batch 64": dict(
+            optimizer=adam(inv_sqrt(3e-3, 300)), batch_size=64
+        ),
+        "Adam 1e-3/sqrt(1+t/300), batch 64": dict(
+            optimizer=adam(inv_sqrt(1e-3, 300)), batch_size=64
+        ),
         "AdaGrad 1e-1, batch 64": dict(optimizer=adagrad(1e-1), batch_size=64),
-        "SGD 1e-2/sqrt(1+t/300), batch 64": dict(optimizer=sgd(inv_sqrt(1e-2, 300)),
-                                                 batch_size=64),
-        "Adam 1e-3/sqrt(1+t/100), batch 256": dict(optimizer=adam(inv_sqrt(1e-3, 100)),
-                                                   batch_size=256),
+        "SGD 1e-2/sqrt(1+t/300), batch 64": dict(optimizer=sgd(inv_sqrt(1e-2, 300)), batch_size=64),
+        "Adam 1e-3/sqrt(1+t/100), batch 256": dict(
+            optimizer=adam(inv_sqrt(1e-3, 100)), batch_size=256
+        ),
         "contrast Adam 1e-3, batch 1": dict(optimizer=cb(adam(1e-3))),
         "contrast Adam 3e-4, batch 1": dict(optimizer=cb(adam(3e-4))),
         "contrast Adam 1e-3/sqrt(1+t/1e4), batch 1": dict(optimizer=cb(adam(inv_sqrt(1e-3, 1e4)))),
         "contrast Adam 1e-3/sqrt(1+t/1e3), batch 1": dict(optimizer=cb(adam(inv_sqrt(1e-3, 1e3)))),
         "contrast Adam 3e-3/sqrt(1+t/600), batch 32": dict(
-            optimizer=cb(adam(inv_sqrt(3e-3, 600))), batch_size=32),
+            optimizer=cb(adam(inv_sqrt(3e-3, 600))), batch_size=32
+        ),
         "contrast Adam 3e-3/sqrt(1+t/300), batch 64": dict(
-            optimizer=cb(adam(inv_sqrt(3e-3, 300))), batch_size=64),
+            optimizer=cb(adam(inv_sqrt(3e-3, 300))), batch_size=64
+        ),
         "contrast Adam 1e-2/sqrt(1+t/300), batch 64": dict(
-            optimizer=cb(adam(inv_sqrt(1e-2, 300))), batch_size=64),
+            optimizer=cb(adam(inv_sqrt(1e-2, 300))), batch_size=64
+        ),
         "contrast AdaGrad 1e-2, batch 1": dict(optimizer=cb(adagrad(1e-2))),
         "contrast AdaGrad 3e-2, batch 1": dict(optimizer=cb(adagrad(3e-2))),
         "contrast AdaGrad 1e-1, batch 1": dict(optimizer=cb(adagrad(1e-1))),
         "contrast AdaGrad 1e-1, batch 64": dict(optimizer=cb(adagrad(1e-1)), batch_size=64),
         "contrast AdaGrad 3e-2, batch 1, tied (not eligible)": dict(
-            optimizer=cb(adagrad(3e-2), freeze_contrast=True)),
+            optimizer=cb(adagrad(3e-2), freeze_contrast=True)
+        ),
     }
 
 
@@ -170,8 +183,11 @@ def tune(names=None):
             held.append(est.score(Xh, yh))
         pq = np.concatenate(preq)
         score = [held[0], held[1], pq.mean(), pq[-20_000:].mean()]
-        rows.append([name] + [f"{v:.4f}" for v in score]
-                    + [f"{(score[1] + score[3]) / 2:.4f}", f"{time.perf_counter() - t0:.0f}"])
+        rows.append(
+            [name]
+            + [f"{v:.4f}" for v in score]
+            + [f"{(score[1] + score[3]) / 2:.4f}", f"{time.perf_counter() - t0:.0f}"]
+        )
         log(" ".join(rows[-1]))
     print_table(["optimizer"] + TUNING_COLUMNS + ["criterion", "s"], rows)
 
@@ -208,8 +224,9 @@ def _contributions(summary, cuts, X):
     if cuts is None:
         return online.log_contributions(summary, None, X)
     table = _interval_table(summary, cuts)
-    code = jax.vmap(lambda cu, v: jnp.searchsorted(cu, v, side="left"), in_axes=(0, 1),
-                    out_axes=1)(cuts, X)  # (n, p): number of cuts < x
+    code = jax.vmap(lambda cu, v: jnp.searchsorted(cu, v, side="left"), in_axes=(0, 1), out_axes=1)(
+        cuts, X
+    )  # (n, p): number of cuts < x
     L = table[jnp.arange(X.shape[1])[None, :], code]
     return jnp.where(jnp.isnan(X)[:, :, None], 0.0, L)
 
@@ -233,8 +250,9 @@ def _correct_shared(summary, cuts, weight, bias, X, y):
 @jax.jit
 def _correct_split(summary, nb_cuts, w_cuts, weight, bias, X, y):
     lp = online.log_prior(summary)
-    return _n_correct(lp, _contributions(summary, nb_cuts, X), _contributions(summary, w_cuts, X),
-                      weight, bias, y)
+    return _n_correct(
+        lp, _contributions(summary, nb_cuts, X), _contributions(summary, w_cuts, X), weight, bias, y
+    )
 
 
 class TestSet:
@@ -264,11 +282,13 @@ def _evaluate(state, test: TestSet, nb_cuts):
     shared = _same(nb_cuts, state.cuts)
     for i in range(test.X.shape[0]):
         if shared:
-            a, b = _correct_shared(state.summary, nb_cuts, state.weight, state.bias, test.X[i],
-                                   test.y[i])
+            a, b = _correct_shared(
+                state.summary, nb_cuts, state.weight, state.bias, test.X[i], test.y[i]
+            )
         else:
-            a, b = _correct_split(state.summary, nb_cuts, state.cuts, state.weight, state.bias,
-                                  test.X[i], test.y[i])
+            a, b = _correct_split(
+                state.summary, nb_cuts, state.cuts, state.weight, state.bias, test.X[i], test.y[i]
+            )
         ok_nb += int(a)
         ok_w += int(b)
     return ok_nb / test.n, ok_w / test.n
@@ -290,13 +310,15 @@ def run_online(spec, test, Xtr, ytr, prefixes, models, block_rows, check_rows):
     """One pass over the training rows, in order, shared by all online models (each sees the same
     blocks of `block_rows` rows through `partial_fit`); snapshots at the prefixes. The rows are
     also stored in `Xtr`, `ytr` for the offline fits."""
-    out = {k: {"nb": [], "wnb": [], "seconds": 0.0, "eval_seconds": 0.0, "max_abs_check": 0.0}
-           for k in models}
+    out = {
+        k: {"nb": [], "wnb": [], "seconds": 0.0, "eval_seconds": 0.0, "max_abs_check": 0.0}
+        for k in models
+    }
     seen, t_gen = 0, 0.0
     t_gen0 = time.perf_counter()
     for X, y in iter_chunks(spec, spec.n_test, spec.n_test + prefixes[-1], block_rows):
         t_gen += time.perf_counter() - t_gen0
-        Xtr[seen:seen + len(y)], ytr[seen:seen + len(y)] = X, y
+        Xtr[seen : seen + len(y)], ytr[seen : seen + len(y)] = X, y
         seen += len(y)
         for key, (est, _) in models.items():
             t0 = time.perf_counter()
@@ -316,8 +338,10 @@ def run_online(spec, test, Xtr, ytr, prefixes, models, block_rows, check_rows):
                 o["wnb"].append(wnb)
                 o["eval_seconds"] += dt
                 o["max_abs_check"] = max(o["max_abs_check"], chk)
-                log(f"{label}: {seen:>7,d} rows  NB {nb:.4f}  WNB {wnb:.4f}  (train "
-                    f"{o['seconds']:.0f} s, this evaluation {dt:.0f} s)")
+                log(
+                    f"{label}: {seen:>7,d} rows  NB {nb:.4f}  WNB {wnb:.4f}  (train "
+                    f"{o['seconds']:.0f} s, this evaluation {dt:.0f} s)"
+                )
         t_gen0 = time.perf_counter()
     return out, t_gen
 
@@ -337,18 +361,29 @@ def run_offline(spec, test_X, test_y, Xtr, ytr, prefixes, n_starts):
         out["seconds"].append(time.perf_counter() - t0)
         out["n_selected"].append(len(anb.selected_))
         kind = spec.kind
-        out["weights"].append({k: float(w[kind == i].mean()) for i, k in
-                               enumerate(["relevant", "redundant", "irrelevant"])})
-        log(f"offline {n:>7,d} rows: NB {acc_nb:.4f}  ANB {acc_anb:.4f}  MAP size "
+        out["weights"].append(
+            {
+                k: float(w[kind == i].mean())
+                for i, k in enumerate(["relevant", "redundant", "irrelevant"])
+            }
+        )
+        log(
+            f"offline {n:>7,d} rows: NB {acc_nb:.4f}  ANB {acc_anb:.4f}  MAP size "
             f"{len(anb.selected_)}  mean weights {out['weights'][-1]}  "
-            f"({out['seconds'][-1]:.0f} s)")
+            f"({out['seconds'][-1]:.0f} s)"
+        )
     return out
 
 
 PARTS = ("gaussian", "gkclass", "cpid", "offline")
 # model key -> part (the online models of one part run together)
-MODEL_PART = {"gaussian": "gaussian", "gaussian_adam": "gaussian", "gaussian_tuned": "gaussian",
-              "gkclass": "gkclass", "cpid": "cpid"}
+MODEL_PART = {
+    "gaussian": "gaussian",
+    "gaussian_adam": "gaussian",
+    "gaussian_tuned": "gaussian",
+    "gkclass": "gkclass",
+    "cpid": "cpid",
+}
 
 
 def _load_previous(mode):
@@ -361,21 +396,32 @@ def _load_previous(mode):
     if "parts" not in prev:  # written before --only existed: every part from that one run
         date = prev.get("environment", {}).get("date")
         prev["parts"] = {k: date for k in PARTS}
-        prev["runs"] = [{"date": date, "parts": list(PARTS),
-                         "total_seconds": prev.get("total_seconds")}]
+        prev["runs"] = [
+            {"date": date, "parts": list(PARTS), "total_seconds": prev.get("total_seconds")}
+        ]
     return prev
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="p = 50, 16k training rows (smoke test)")
-    ap.add_argument("--summary-chunk", type=int, default=None,
-                    help="rows per GKClass / cPiD summary update (default 256; quick 256)")
-    ap.add_argument("--only", default=None,
-                    help=f"comma-separated parts among {','.join(PARTS)}: run those only and "
-                         f"update their entries of the existing JSON")
-    ap.add_argument("--tune", action="store_true",
-                    help="re-run the optimizer selection (held-out training rows) and exit")
+    ap.add_argument(
+        "--summary-chunk",
+        type=int,
+        default=None,
+        help="rows per GKClass / cPiD summary update (default 256; quick 256)",
+    )
+    ap.add_argument(
+        "--only",
+        default=None,
+        help=f"comma-separated parts among {','.join(PARTS)}: run those only and "
+        f"update their entries of the existing JSON",
+    )
+    ap.add_argument(
+        "--tune",
+        action="store_true",
+        help="re-run the optimizer selection (held-out training rows) and exit",
+    )
     args = ap.parse_args(argv)
     if args.tune:
         tune()
@@ -386,8 +432,16 @@ def main(argv=None):
     mode = "quick" if args.quick else "full"
     prev = _load_previous(mode) if set(parts) != set(PARTS) else None
     if args.quick:
-        spec = StreamSpec(n_predictors=50, n_relevant=8, n_redundant=24, redundant_sources=3,
-                          signal=1.0, n_examples=5_000 + 16_384, n_test=5_000, chunk_rows=2_048)
+        spec = StreamSpec(
+            n_predictors=50,
+            n_relevant=8,
+            n_redundant=24,
+            redundant_sources=3,
+            signal=1.0,
+            n_examples=5_000 + 16_384,
+            n_test=5_000,
+            chunk_rows=2_048,
+        )
         prefixes, block, refresh, n_starts = [2_048, 4_096, 16_384], 2_048, 2_048, 1
         eval_block, check_rows = 2_500, 256
     else:
@@ -397,35 +451,55 @@ def main(argv=None):
     chunk = args.summary_chunk or 256
     t_all = time.perf_counter()
     date = time.strftime("%Y-%m-%d %H:%M:%S")
-    log(f"stream: p={spec.n_predictors}, {spec.n_examples:,d} rows, Bayes accuracy "
-        f"{1 - bayes_error(spec):.4f}; parts {', '.join(parts)}")
+    log(
+        f"stream: p={spec.n_predictors}, {spec.n_examples:,d} rows, Bayes accuracy "
+        f"{1 - bayes_error(spec):.4f}; parts {', '.join(parts)}"
+    )
     t0 = time.perf_counter()
     Xte, yte = make_rows(spec, 0, spec.n_test)
     test = TestSet(Xte, yte, eval_block)
     t_test = time.perf_counter() - t0
     log(f"test set {Xte.shape} generated ({t_test:.0f} s)")
 
-    res = {"spec": spec.__dict__, "prefixes": prefixes, "bayes_accuracy": 1 - bayes_error(spec),
-           "protocol": {"partial_fit_rows": block, "summary_chunk": chunk,
-                        "modl_refresh_every": refresh, "anb_n_starts": n_starts,
-                        "eval_block": eval_block},
-           "paper": {"source": "Salperwyck, Lemaire & Hue, Stream paper, PASCAL alpha, "
-                               "accuracy %", "table1": PAPER_T1_ALPHA, "table2": PAPER_T2_ALPHA},
-           "tuning": {"chosen": TUNED, "columns": TUNING_COLUMNS, "results": TUNING,
-                      "criterion": "mean of heldout_100k and prequential_80k_100k",
-                      "protocol": "Gaussian summaries, p = 500, first 100k training rows; "
-                                  "held-out rows 480k-500k (not training, not test)"}}
+    res = {
+        "spec": spec.__dict__,
+        "prefixes": prefixes,
+        "bayes_accuracy": 1 - bayes_error(spec),
+        "protocol": {
+            "partial_fit_rows": block,
+            "summary_chunk": chunk,
+            "modl_refresh_every": refresh,
+            "anb_n_starts": n_starts,
+            "eval_block": eval_block,
+        },
+        "paper": {
+            "source": "Salperwyck, Lemaire & Hue, Stream paper, PASCAL alpha, accuracy %",
+            "table1": PAPER_T1_ALPHA,
+            "table2": PAPER_T2_ALPHA,
+        },
+        "tuning": {
+            "chosen": TUNED,
+            "columns": TUNING_COLUMNS,
+            "results": TUNING,
+            "criterion": "mean of heldout_100k and prequential_80k_100k",
+            "protocol": "Gaussian summaries, p = 500, first 100k training rows; "
+            "held-out rows 480k-500k (not training, not test)",
+        },
+    }
     if prev is not None:
         for k in ("spec", "prefixes", "bayes_accuracy"):
             if json.loads(json.dumps(res[k], default=str)) != json.loads(
-                    json.dumps(prev[k], default=str)):
+                json.dumps(prev[k], default=str)
+            ):
                 raise SystemExit(f"--only: {k} differs from the stored run; rerun all parts")
     modl = dict(summary_chunk=chunk, second_level="modl", refresh_every=refresh)
     tuned = candidates()[TUNED]
     models = {
         "gaussian": (OnlineWeightedNB("gaussian", learning_rate=1e-4), "Gaussian (SGD 1e-4)"),
-        "gaussian_adam": (OnlineWeightedNB("gaussian", optimizer=optax.adam(1e-3)),
-                          "Gaussian (Adam 1e-3)"),
+        "gaussian_adam": (
+            OnlineWeightedNB("gaussian", optimizer=optax.adam(1e-3)),
+            "Gaussian (Adam 1e-3)",
+        ),
         "gaussian_tuned": (OnlineWeightedNB("gaussian", **tuned), f"Gaussian ({TUNED})"),
         "gkclass": (OnlineWeightedNB("gkclass", learning_rate=1e-4, **modl), "GKClass+MODL"),
         "cpid": (OnlineWeightedNB("cpid", learning_rate=1e-4, **modl), "cPiD+MODL"),
@@ -441,13 +515,21 @@ def main(argv=None):
         res["offline"] = run_offline(spec, Xte, yte, Xtr, ytr, prefixes, n_starts)
     del Xtr, ytr
     total = time.perf_counter() - t_all
-    timing = {"test_rows_seconds": t_test, "train_rows_seconds": t_gen,
-              **{f"{k}_train_seconds": v["seconds"] for k, v in online_out.items()},
-              **{f"{k}_eval_seconds": v["eval_seconds"] for k, v in online_out.items()}}
+    timing = {
+        "test_rows_seconds": t_test,
+        "train_rows_seconds": t_gen,
+        **{f"{k}_train_seconds": v["seconds"] for k, v in online_out.items()},
+        **{f"{k}_eval_seconds": v["eval_seconds"] for k, v in online_out.items()},
+    }
     if "offline" in parts:
         timing["offline_seconds"] = sum(res["offline"]["seconds"])
-    run = {"date": date, "parts": list(parts), "total_seconds": total,
-           "load_average": list(os.getloadavg()), "timing": timing}
+    run = {
+        "date": date,
+        "parts": list(parts),
+        "total_seconds": total,
+        "load_average": list(os.getloadavg()),
+        "timing": timing,
+    }
     if prev is None:
         res.update(online_out)
         res["timing"] = {**timing, "total_seconds": total}
@@ -474,27 +556,47 @@ def main(argv=None):
     print("\nTable 1 (NB on summaries), accuracy %; paper (alpha) in brackets")
     rows = []
     for name, key in [("GKClass", "gkclass"), ("cPiD", "cpid"), ("Gaussian", "gaussian")]:
-        rows.append([name] + [f"{pct(a)} [{b:.2f}]" for a, b in
-                              zip(res[key]["nb"], PAPER_T1_ALPHA[name], strict=True)])
+        rows.append(
+            [name]
+            + [
+                f"{pct(a)} [{b:.2f}]"
+                for a, b in zip(res[key]["nb"], PAPER_T1_ALPHA[name], strict=True)
+            ]
+        )
     print_table(["summary"] + cols, rows)
     print("\nTable 2, accuracy %; paper (alpha) in brackets")
-    t2 = [("offline NB", res["offline"]["nb"]), ("offline ANB", res["offline"]["anb"]),
-          ("online NB", res["gkclass"]["nb"]), ("online WNB", res["gkclass"]["wnb"])]
-    rows = [[name] + [f"{pct(a)} [{b:.2f}]" for a, b in zip(v, PAPER_T2_ALPHA[name], strict=True)]
-            for name, v in t2]
-    rows += [["online WNB Gaussian, SGD 1e-4"] + [pct(a) for a in res["gaussian"]["wnb"]],
-             ["online WNB Gaussian, Adam 1e-3"] + [pct(a) for a in res["gaussian_adam"]["wnb"]],
-             [f"online WNB Gaussian, {TUNED}"] + [pct(a) for a in res["gaussian_tuned"]["wnb"]],
-             ["online WNB cPiD+MODL"] + [pct(a) for a in res["cpid"]["wnb"]],
-             ["Bayes rate"] + [pct(res["bayes_accuracy"])] * len(prefixes)]
+    t2 = [
+        ("offline NB", res["offline"]["nb"]),
+        ("offline ANB", res["offline"]["anb"]),
+        ("online NB", res["gkclass"]["nb"]),
+        ("online WNB", res["gkclass"]["wnb"]),
+    ]
+    rows = [
+        [name] + [f"{pct(a)} [{b:.2f}]" for a, b in zip(v, PAPER_T2_ALPHA[name], strict=True)]
+        for name, v in t2
+    ]
+    rows += [
+        ["online WNB Gaussian, SGD 1e-4"] + [pct(a) for a in res["gaussian"]["wnb"]],
+        ["online WNB Gaussian, Adam 1e-3"] + [pct(a) for a in res["gaussian_adam"]["wnb"]],
+        [f"online WNB Gaussian, {TUNED}"] + [pct(a) for a in res["gaussian_tuned"]["wnb"]],
+        ["online WNB cPiD+MODL"] + [pct(a) for a in res["cpid"]["wnb"]],
+        ["Bayes rate"] + [pct(res["bayes_accuracy"])] * len(prefixes),
+    ]
     print_table(["method"] + cols, rows)
-    gap = [100 * (a - b) for a, b in zip(res["offline"]["anb"], res["gaussian_tuned"]["wnb"],
-                                         strict=True)]
+    gap = [
+        100 * (a - b)
+        for a, b in zip(res["offline"]["anb"], res["gaussian_tuned"]["wnb"], strict=True)
+    ]
     res["tuned_gap_to_offline_anb_points"] = gap
-    print(f"\noffline ANB - online WNB Gaussian ({TUNED}): "
-          + ", ".join(f"{g:.2f}" for g in gap) + " points")
-    print("Paper pattern (alpha): summaries agree within ~0.3 pt (Gaussian best); offline ANB >> "
-          "offline NB ~ online NB; online WNB between them, closing the gap as rows grow.")
+    print(
+        f"\noffline ANB - online WNB Gaussian ({TUNED}): "
+        + ", ".join(f"{g:.2f}" for g in gap)
+        + " points"
+    )
+    print(
+        "Paper pattern (alpha): summaries agree within ~0.3 pt (Gaussian best); offline ANB >> "
+        "offline NB ~ online NB; online WNB between them, closing the gap as rows grow."
+    )
     res["mode"] = mode
     res["quick"] = bool(args.quick)
     save_json("stream_tables", res)
@@ -505,10 +607,11 @@ def main(argv=None):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for name, v in t2 + [("online WNB Gaussian (Adam)", res["gaussian_adam"]["wnb"]),
-                         ("online WNB Gaussian (contrast Adam, decaying)",
-                          res["gaussian_tuned"]["wnb"]),
-                         ("online NB Gaussian", res["gaussian"]["nb"])]:
+    for name, v in t2 + [
+        ("online WNB Gaussian (Adam)", res["gaussian_adam"]["wnb"]),
+        ("online WNB Gaussian (contrast Adam, decaying)", res["gaussian_tuned"]["wnb"]),
+        ("online NB Gaussian", res["gaussian"]["nb"]),
+    ]:
         ax.plot(prefixes, 100 * np.asarray(v), marker="o", label=name)
     ax.axhline(100 * res["bayes_accuracy"], color="k", ls=":", label="Bayes rate")
     ax.set_xscale("log")

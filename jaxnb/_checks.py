@@ -12,19 +12,21 @@ import numpy as np
 __all__ = ["check_real", "check_int", "check_choice", "check_fraction", "check_bool"]
 
 
-def check_real(name, value, low=None, high=None, low_open=False, high_open=False,
-               allow_none=False):
+def check_real(name, value, low=None, high=None, low_open=False, high_open=False, allow_none=False):
     """A finite real number (not a bool) within optional bounds."""
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise ValueError(f"{name} must be a finite number{' or None' if allow_none else ''}; got "
-                         f"{name}={value!r}")
+        raise ValueError(
+            f"{name} must be a finite number{' or None' if allow_none else ''}; got "
+            f"{name}={value!r}"
+        )
     if low is not None and (value <= low if low_open else value < low):
         raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}; got {name}={value!r}")
     if high is not None and (value >= high if high_open else value > high):
-        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high}; "
-                         f"got {name}={value!r}")
+        raise ValueError(
+            f"{name} must be {'<' if high_open else '<='} {high}; got {name}={value!r}"
+        )
 
 
 def check_int(name, value, low, allow_none=False):
@@ -32,8 +34,10 @@ def check_int(name, value, low, allow_none=False):
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}{' or None' if allow_none else ''}; "
-                         f"got {name}={value!r}")
+        raise ValueError(
+            f"{name} must be an int >= {low}{' or None' if allow_none else ''}; "
+            f"got {name}={value!r}"
+        )
 
 
 def check_choice(name, value, choices):
@@ -44,8 +48,11 @@ def check_choice(name, value, choices):
 
 def check_fraction(name, value):
     """A float strictly between 0 and 1."""
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not 0.0 < float(value) < 1.0):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not 0.0 < float(value) < 1.0
+    ):
         raise ValueError(f"{name} must be a float in (0, 1); got {name}={value!r}")
 
 

@@ -25,8 +25,16 @@ def _default_datasets(seed: int, quick: bool):
 
     out = []
     d = make_table1(jax.random.PRNGKey(seed), "DR", 300, 1000 if quick else 3000)
-    out.append(("DR (fsNB Table 1, N=300)", np.asarray(d["codes_train"]), np.asarray(d["y_train"]),
-                np.asarray(d["codes_test"]), np.asarray(d["y_test"]), "discrete"))
+    out.append(
+        (
+            "DR (fsNB Table 1, N=300)",
+            np.asarray(d["codes_train"]),
+            np.asarray(d["y_train"]),
+            np.asarray(d["codes_test"]),
+            np.asarray(d["y_test"]),
+            "discrete",
+        )
+    )
     X, y = load_diabetes(quartile=2)
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
@@ -74,8 +82,10 @@ def cmd_compare(args) -> int:
     print("-" * len(hdr))
     for dname, name, err, nsel, fit_s in rows:
         print(f"{dname:<28} {name:<14} {err:>10.4f} {nsel:>9} {fit_s:>8.3f}s")
-    print(f"\n{len(rows)} fits in {time.perf_counter() - t_start:.1f} s (fit time includes "
-          f"JIT compilation on first use of each shape)")
+    print(
+        f"\n{len(rows)} fits in {time.perf_counter() - t_start:.1f} s (fit time includes "
+        f"JIT compilation on first use of each shape)"
+    )
     return 0
 
 
@@ -89,19 +99,33 @@ def cmd_methods(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jaxnb", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="jaxnb", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("compare", help="fit every registered method on the embedded data sets",
-                       description="Fit every registered method on a DR-scenario data set of the "
-                       "fsNB paper and on Diabetes (median threshold) and print a table of test "
-                       "error, number of selected predictors and fit time.")
-    c.add_argument("--methods", default="",
-                   help="comma-separated method names (default: all; see `jaxnb methods`)")
-    c.add_argument("--seed", type=int, default=0,
-                   help="seed of the synthetic data set and of the Diabetes split (default 0)")
-    c.add_argument("--quick", action="store_true",
-                   help="smaller synthetic test set (1000 instead of 3000 rows)")
+    c = sub.add_parser(
+        "compare",
+        help="fit every registered method on the embedded data sets",
+        description="Fit every registered method on a DR-scenario data set of the "
+        "fsNB paper and on Diabetes (median threshold) and print a table of test "
+        "error, number of selected predictors and fit time.",
+    )
+    c.add_argument(
+        "--methods",
+        default="",
+        help="comma-separated method names (default: all; see `jaxnb methods`)",
+    )
+    c.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the synthetic data set and of the Diabetes split (default 0)",
+    )
+    c.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller synthetic test set (1000 instead of 3000 rows)",
+    )
     c.set_defaults(func=cmd_compare)
     m = sub.add_parser("methods", help="list registered methods")
     m.set_defaults(func=cmd_methods)

@@ -49,13 +49,18 @@ def _aligned_empty(shape, dtype):
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     buf = np.empty(nbytes + _ALIGN, np.uint8)
     off = (-buf.ctypes.data) % _ALIGN
-    return buf[off:off + nbytes].view(dtype).reshape(shape)
+    return buf[off : off + nbytes].view(dtype).reshape(shape)
 
 
 def _plain_numeric(X):
     """X itself when it is a non-empty 2-D NumPy array of bool/int/uint/float, else None."""
-    if (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"
-            and X.shape[0] > 0 and X.shape[1] > 0):
+    if (
+        isinstance(X, np.ndarray)
+        and X.ndim == 2
+        and X.dtype.kind in "biuf"
+        and X.shape[0] > 0
+        and X.shape[1] > 0
+    ):
         return X
     return None
 
@@ -70,7 +75,7 @@ def _take_columns(block, idx, p):
     if len(idx) == p:
         return block
     if len(idx) and idx[-1] - idx[0] + 1 == len(idx):
-        return block[:, idx[0]:idx[-1] + 1]
+        return block[:, idx[0] : idx[-1] + 1]
     return block[:, idx]
 
 
@@ -96,8 +101,10 @@ def check_X_2d(X, name: str = "X"):
             raise ValueError(f"{name} could not be converted to a 2-D array: {e}") from e
         if arr.ndim != 2:
             hint = " (use X.reshape(-1, 1) for a single feature)" if arr.ndim == 1 else ""
-            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {arr.ndim}-D array "
-                             f"of shape {arr.shape}{hint}")
+            raise ValueError(
+                f"{name} must be 2-D (n_samples, n_features); got {arr.ndim}-D array "
+                f"of shape {arr.shape}{hint}"
+            )
         n = arr.shape[0]
         cols = [arr[:, j] for j in range(arr.shape[1])]
         kinds = [arr.dtype.kind] * arr.shape[1]
@@ -163,19 +170,24 @@ class FeatureEncoder:
                 return np.ones(p, bool)
             if d == "none":
                 return np.zeros(p, bool)
-            raise ValueError(f"discrete must be 'auto', 'all', 'none', a boolean mask or a list of "
-                             f"column indices; got {d!r}")
+            raise ValueError(
+                f"discrete must be 'auto', 'all', 'none', a boolean mask or a list of "
+                f"column indices; got {d!r}"
+            )
         arr = np.asarray(d)
         if arr.dtype == bool:
             if arr.shape != (p,):
-                raise ValueError(f"discrete mask must have length n_features={p}; got shape "
-                                 f"{arr.shape}")
+                raise ValueError(
+                    f"discrete mask must have length n_features={p}; got shape {arr.shape}"
+                )
             return arr
         if arr.size == 0:
             return np.zeros(p, bool)
         if arr.dtype.kind not in "iu" or arr.ndim != 1:
-            raise TypeError(f"discrete must be a boolean mask or a 1-D list of integer column "
-                            f"indices; got {d!r}")
+            raise TypeError(
+                f"discrete must be a boolean mask or a 1-D list of integer column "
+                f"indices; got {d!r}"
+            )
         if arr.min() < -p or arr.max() >= p:
             raise ValueError(f"discrete indices must lie in [0, {p}); got {arr.tolist()}")
         mask = np.zeros(p, bool)
@@ -193,8 +205,10 @@ class FeatureEncoder:
         self.continuous_idx_ = np.flatnonzero(~mask)
         for j in self.continuous_idx_:
             if kinds[j] in ("O", "U", "S", "category"):
-                raise ValueError(f"column {j} holds non-numeric values but is marked continuous; "
-                                 f"mark it discrete (discrete=[..., {j}]) or convert it to numbers")
+                raise ValueError(
+                    f"column {j} holds non-numeric values but is marked continuous; "
+                    f"mark it discrete (discrete=[..., {j}]) or convert it to numbers"
+                )
         q = len(self.discrete_idx_)
         given = self._given_n_states(q)
         if self._fit_numeric_fast(X, given):
@@ -208,8 +222,9 @@ class FeatureEncoder:
                 self._check_missing_obj(col, j)
                 cats = _sort_labels(set(vals))
                 if given is not None and given[t] is not None and given[t] < len(cats):
-                    raise ValueError(f"n_states[{t}]={given[t]} but column {j} has {len(cats)} "
-                                     f"distinct labels")
+                    raise ValueError(
+                        f"n_states[{t}]={given[t]} but column {j} has {len(cats)} distinct labels"
+                    )
                 self.categories_.append(cats)
                 self.n_states_.append(max(len(cats), given[t] if given and given[t] else 0, 1))
             else:
@@ -217,8 +232,10 @@ class FeatureEncoder:
                 mx = int(codes.max()) + 1 if codes.size and codes.max() >= 0 else 1
                 if given is not None and given[t] is not None:
                     if mx > given[t]:
-                        raise ValueError(f"column {j} has code {mx - 1} but n_states[{t}]="
-                                         f"{given[t]}; codes must lie in [0, n_states)")
+                        raise ValueError(
+                            f"column {j} has code {mx - 1} but n_states[{t}]="
+                            f"{given[t]}; codes must lie in [0, n_states)"
+                        )
                     mx = given[t]
                 self.categories_.append(None)
                 self.n_states_.append(mx)
@@ -239,8 +256,10 @@ class FeatureEncoder:
 
     def _check_missing_obj(self, col, j):
         if self.missing == "error" and any(_is_missing_obj(v) for v in col):
-            raise ValueError(f"column {j} has missing values (None/NaN); pass missing='ignore' to "
-                             f"drop those terms, or impute them")
+            raise ValueError(
+                f"column {j} has missing values (None/NaN); pass missing='ignore' to "
+                f"drop those terms, or impute them"
+            )
 
     def _numeric_codes(self, col, j, fit):
         arr = np.asarray(col)
@@ -254,14 +273,18 @@ class FeatureEncoder:
                 raise ValueError(f"discrete column {j} contains inf; codes must be integers >= 0")
             if nan.any():
                 if self.missing == "error":
-                    raise ValueError(f"discrete column {j} has missing values (NaN); pass "
-                                     f"missing='ignore' to drop those terms, or impute them")
+                    raise ValueError(
+                        f"discrete column {j} has missing values (NaN); pass "
+                        f"missing='ignore' to drop those terms, or impute them"
+                    )
             fin = arr[~nan]
             if np.any(fin != np.round(fin)):
                 bad = fin[fin != np.round(fin)][0]
-                raise ValueError(f"discrete column {j} holds fractional values (e.g. {bad}); "
-                                 f"discrete codes must be whole numbers — round them, or mark the "
-                                 f"column continuous")
+                raise ValueError(
+                    f"discrete column {j} holds fractional values (e.g. {bad}); "
+                    f"discrete codes must be whole numbers — round them, or mark the "
+                    f"column continuous"
+                )
             codes = np.where(nan, _MISSING_CODE, np.round(np.where(nan, 0, arr))).astype(np.int64)
         else:
             codes = arr.astype(np.int64)
@@ -270,10 +293,15 @@ class FeatureEncoder:
             allowed = (codes == _MISSING_CODE) if self.missing == "ignore" else np.zeros_like(neg)
             if (neg & ~allowed).any():
                 bad = codes[neg & ~allowed][0]
-                extra = "" if self.missing == "ignore" else (
-                    " (or pass missing='ignore' and code missing values as -1)")
-                raise ValueError(f"discrete column {j} has negative code {bad}; codes must lie in "
-                                 f"[0, n_states){extra}")
+                extra = (
+                    ""
+                    if self.missing == "ignore"
+                    else (" (or pass missing='ignore' and code missing values as -1)")
+                )
+                raise ValueError(
+                    f"discrete column {j} has negative code {bad}; codes must lie in "
+                    f"[0, n_states){extra}"
+                )
         return codes
 
     def _code_range(self, blk, lo=None, hi=None, bound=None):
@@ -288,7 +316,7 @@ class FeatureEncoder:
         if bound is not None and lo is not None and 0 <= blk.min() and blk.max() < bound:
             return lo, hi
         bmin, bmax = blk.min(0), blk.max(0)
-        if blk.dtype.kind == "f" and ((bmax >= 2 ** 31).any() or (bmin < -2 ** 31).any()):
+        if blk.dtype.kind == "f" and ((bmax >= 2**31).any() or (bmin < -(2**31)).any()):
             return None
         if blk.dtype.kind == "u" and bmax.max() > np.iinfo(np.int64).max:
             return None
@@ -376,8 +404,9 @@ class FeatureEncoder:
                 return out
         cols, kinds, n = check_X_2d(X)
         if len(cols) != self.n_features_in_:
-            raise ValueError(f"X has {len(cols)} features but the model was fitted with "
-                             f"{self.n_features_in_}")
+            raise ValueError(
+                f"X has {len(cols)} features but the model was fitted with {self.n_features_in_}"
+            )
         q = len(self.discrete_idx_)
         codes = _aligned_empty((n, q), code_dtype)
         for t, j in enumerate(self.discrete_idx_):
@@ -399,9 +428,11 @@ class FeatureEncoder:
             if unseen.any():
                 if self.unseen == "error" or fit:
                     ex = np.asarray(cols[j])[np.flatnonzero(unseen)[:1]].tolist()[0]
-                    raise ValueError(f"column {j} has a category never seen in training ({ex!r}); "
-                                     f"pass unseen='ignore' to drop that term (uniform likelihood),"
-                                     f" or declare all states with n_states")
+                    raise ValueError(
+                        f"column {j} has a category never seen in training ({ex!r}); "
+                        f"pass unseen='ignore' to drop that term (uniform likelihood),"
+                        f" or declare all states with n_states"
+                    )
                 out = np.where(unseen, _MISSING_CODE, out)
             codes[:, t] = out
         r = len(self.continuous_idx_)
@@ -416,8 +447,10 @@ class FeatureEncoder:
             if np.isinf(col).any():
                 raise ValueError(f"continuous column {j} contains inf; remove or clip those values")
             if np.isnan(col).any() and self.missing == "error":
-                raise ValueError(f"continuous column {j} contains NaN; pass missing='ignore' to "
-                                 f"drop those terms (exact marginalization), or impute them")
+                raise ValueError(
+                    f"continuous column {j} contains NaN; pass missing='ignore' to "
+                    f"drop those terms (exact marginalization), or impute them"
+                )
             values[:, t] = col
         return codes, values
 
@@ -429,8 +462,9 @@ class FeatureEncoder:
         old = list(self.n_states_)
         cols, kinds, _ = check_X_2d(X)
         if len(cols) != self.n_features_in_:
-            raise ValueError(f"X has {len(cols)} features but the model was fitted with "
-                             f"{self.n_features_in_}")
+            raise ValueError(
+                f"X has {len(cols)} features but the model was fitted with {self.n_features_in_}"
+            )
         fixed = self._given_n_states(len(self.discrete_idx_))
         for t, j in enumerate(self.discrete_idx_):
             cats = self.categories_[t]
@@ -460,8 +494,10 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D (n_samples,); got shape {arr.shape}")
     if n_samples is not None and arr.shape[0] != n_samples:
-        raise ValueError(f"X and {name} have mismatched lengths: X has {n_samples} samples, "
-                         f"{name} has {arr.shape[0]}")
+        raise ValueError(
+            f"X and {name} have mismatched lengths: X has {n_samples} samples, "
+            f"{name} has {arr.shape[0]}"
+        )
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf; every sample needs a class label")
     if arr.dtype.kind == "O" and any(_is_missing_obj(v) for v in arr):

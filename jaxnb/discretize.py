@@ -361,8 +361,7 @@ def modl_cuts_from_counts(cuts, counts, *, return_cost: bool = False):
         counts_arr = np.asarray(counts)
         if counts_arr.ndim != 3 or counts_arr.shape[0] != cuts_arr.shape[0]:
             raise ValueError("batched cuts (p, m - 1) need counts of shape (p, m, c)")
-        return modl_cuts_from_counts_many(list(cuts_arr), list(counts_arr),
-                                          return_cost=return_cost)
+        return modl_cuts_from_counts_many(list(cuts_arr), list(counts_arr), return_cost=return_cost)
     return modl_cuts_from_counts_many([cuts_arr], [counts], return_cost=return_cost)[0]
 
 
@@ -477,8 +476,9 @@ def modl_grouping(counts, *, return_cost: bool = False):
         onehot = parts[:, :, None] == np.arange(v)[None, None, :]  # (B, V, I)
         grouped = np.einsum("bvi,vj->bij", onehot.astype(np.float64), c)
         n_groups = parts.max(axis=1) + 1
-        total = (math.log(v) + _log_bell_partial(v, n_groups)
-                 + _interval_cost(grouped).sum(axis=1))  # empty groups cost 0
+        total = (
+            math.log(v) + _log_bell_partial(v, n_groups) + _interval_cost(grouped).sum(axis=1)
+        )  # empty groups cost 0
         best = int(np.argmin(total))
         lab, cost = parts[best], float(total[best])
     else:

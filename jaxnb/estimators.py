@@ -64,7 +64,7 @@ def _pad_rows(a, m):
     """``a`` (n, ...) followed by m - n zero rows, in a fresh aligned array (see `_device`)."""
     out = _aligned_empty((m,) + a.shape[1:], a.dtype)
     out[: a.shape[0]] = a
-    out[a.shape[0]:] = 0
+    out[a.shape[0] :] = 0
     return out
 
 
@@ -81,8 +81,9 @@ class BaseNB:
     @classmethod
     def _param_names(cls):
         sig = inspect.signature(cls.__init__)
-        return [p.name for p in sig.parameters.values()
-                if p.name != "self" and p.kind != p.VAR_KEYWORD]
+        return [
+            p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD
+        ]
 
     def get_params(self, deep=True):
         """Constructor parameters (scikit-learn protocol)."""
@@ -93,44 +94,58 @@ class BaseNB:
         valid = self._param_names()
         for k, v in params.items():
             if k not in valid:
-                raise ValueError(f"invalid parameter {k!r} for {type(self).__name__}; valid "
-                                 f"parameters are {valid}")
+                raise ValueError(
+                    f"invalid parameter {k!r} for {type(self).__name__}; valid "
+                    f"parameters are {valid}"
+                )
             setattr(self, k, v)
         return self
 
     def __repr__(self):
-        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__)
-                    .parameters.values() if p.name != "self"}
-        args = [f"{k}={v!r}" for k, v in self.get_params().items()
-                if not (isinstance(v, (str, int, float, type(None), bool))
-                        and defaults.get(k) == v)]
+        defaults = {
+            p.name: p.default
+            for p in inspect.signature(type(self).__init__).parameters.values()
+            if p.name != "self"
+        }
+        args = [
+            f"{k}={v!r}"
+            for k, v in self.get_params().items()
+            if not (isinstance(v, (str, int, float, type(None), bool)) and defaults.get(k) == v)
+        ]
         return f"{type(self).__name__}({', '.join(args)})"
 
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, Tags, TargetTags
 
-        tags = Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                    classifier_tags=ClassifierTags())
+        tags = Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+        )
         tags.input_tags.allow_nan = getattr(self, "missing", "error") == "ignore"
         tags.input_tags.categorical = True
         return tags
 
     # ------------------------------------------------------------------ encoding
     def _make_encoder(self):
-        return FeatureEncoder(discrete=getattr(self, "discrete", "auto"),
-                              n_states=getattr(self, "n_states", None),
-                              missing=getattr(self, "missing", "error"),
-                              unseen=getattr(self, "unseen", "error"))
+        return FeatureEncoder(
+            discrete=getattr(self, "discrete", "auto"),
+            n_states=getattr(self, "n_states", None),
+            missing=getattr(self, "missing", "error"),
+            unseen=getattr(self, "unseen", "error"),
+        )
 
     def _validate_fit(self, X, y, sample_weight=None):
         """Encode and check X, y, sample_weight; sets ``encoder_``, ``classes_``."""
         enc = self._make_encoder().fit(X)
-        codes, values = enc.transform(X, dtype=_float_dtype(), fit=True,
-                                      code_dtype=self._code_dtype(enc))
+        codes, values = enc.transform(
+            X, dtype=_float_dtype(), fit=True, code_dtype=self._code_dtype(enc)
+        )
         classes, y_enc = encode_labels(y, codes.shape[0])
         if len(classes) < 2:
-            raise ValueError(f"y has a single class ({classes[0]!r}); a classifier needs at least "
-                             f"two classes")
+            raise ValueError(
+                f"y has a single class ({classes[0]!r}); a classifier needs at least two classes"
+            )
         w = check_sample_weight(sample_weight, codes.shape[0], dtype=_float_dtype())
         self.encoder_ = enc
         self.classes_ = classes
@@ -139,8 +154,9 @@ class BaseNB:
 
     def _encode(self, X):
         self._check_fitted()
-        return self.encoder_.transform(X, dtype=_float_dtype(),
-                                       code_dtype=self._code_dtype(self.encoder_))
+        return self.encoder_.transform(
+            X, dtype=_float_dtype(), code_dtype=self._code_dtype(self.encoder_)
+        )
 
     def _code_dtype(self, enc):
         """Integer type of the codes handed to the core (int32 unless a subclass narrows it)."""
@@ -240,8 +256,17 @@ class NaiveBayes(BaseNB):
       `partial_fit`); encoder_: the column encoding; feature_importances_: see the property.
     """
 
-    def __init__(self, discrete="auto", n_states=None, alpha=1.0, var_smoothing=1e-9, priors=None,
-                 missing="error", unseen="error", block_size=None):
+    def __init__(
+        self,
+        discrete="auto",
+        n_states=None,
+        alpha=1.0,
+        var_smoothing=1e-9,
+        priors=None,
+        missing="error",
+        unseen="error",
+        block_size=None,
+    ):
         self.discrete = discrete
         self.n_states = n_states
         self.alpha = alpha
@@ -252,15 +277,26 @@ class NaiveBayes(BaseNB):
         self.block_size = block_size
 
     def _check_hyper(self):
-        if (not np.isscalar(self.alpha) or isinstance(self.alpha, (str, bytes))
-                or not np.isfinite(self.alpha) or self.alpha < 0):
+        if (
+            not np.isscalar(self.alpha)
+            or isinstance(self.alpha, (str, bytes))
+            or not np.isfinite(self.alpha)
+            or self.alpha < 0
+        ):
             raise ValueError(f"alpha must be a finite number >= 0; got alpha={self.alpha!r}")
-        if (not np.isscalar(self.var_smoothing) or isinstance(self.var_smoothing, (str, bytes))
-                or not np.isfinite(self.var_smoothing) or self.var_smoothing < 0):
-            raise ValueError(f"var_smoothing must be a finite number >= 0; got "
-                             f"var_smoothing={self.var_smoothing!r}")
-        if self.block_size is not None and (not isinstance(self.block_size, int)
-                                            or self.block_size < 1):
+        if (
+            not np.isscalar(self.var_smoothing)
+            or isinstance(self.var_smoothing, (str, bytes))
+            or not np.isfinite(self.var_smoothing)
+            or self.var_smoothing < 0
+        ):
+            raise ValueError(
+                f"var_smoothing must be a finite number >= 0; got "
+                f"var_smoothing={self.var_smoothing!r}"
+            )
+        if self.block_size is not None and (
+            not isinstance(self.block_size, int) or self.block_size < 1
+        ):
             raise ValueError(f"block_size must be None or a positive int; got {self.block_size!r}")
 
     def _check_priors(self, c):
@@ -281,7 +317,8 @@ class NaiveBayes(BaseNB):
         # likelihood._rows_per_block) take ~4 MB and stay in cache; small data: one block.
         M, rows = _onehot_layout(tuple(self.n_states_))
         width = (len(self.n_states_) * M if M else len(rows)) + 12 * len(
-            self.encoder_.continuous_idx_)
+            self.encoder_.continuous_idx_
+        )
         bs = _rows_per_block(width)
         return None if n <= bs else bs
 
@@ -295,10 +332,15 @@ class NaiveBayes(BaseNB):
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         self._check_priors(len(self.classes_))
         t0 = time.perf_counter()
-        self.stats_ = fit_stats(_device(codes), _device(values), _device(y_enc),
-                                _device(w), n_states=self.n_states_,
-                                n_classes=len(self.classes_),
-                                block_size=self._block(codes.shape[0], sum(self.n_states_)))
+        self.stats_ = fit_stats(
+            _device(codes),
+            _device(values),
+            _device(y_enc),
+            _device(w),
+            n_states=self.n_states_,
+            n_classes=len(self.classes_),
+            block_size=self._block(codes.shape[0], sum(self.n_states_)),
+        )
         self._set_params_from_stats()
         self._keep_sample(codes, values)
         self.fit_time_ = time.perf_counter() - t0
@@ -316,25 +358,35 @@ class NaiveBayes(BaseNB):
         self._check_hyper()
         classes = np.asarray(classes)
         if classes.shape != (stats.class_weight.shape[-1],):
-            raise ValueError(f"classes must have {stats.class_weight.shape[-1]} entries; got "
-                             f"shape {classes.shape}")
+            raise ValueError(
+                f"classes must have {stats.class_weight.shape[-1]} entries; got "
+                f"shape {classes.shape}"
+            )
         if tuple(encoder.n_states_) != tuple(stats.n_states):
-            raise ValueError(f"encoder n_states {tuple(encoder.n_states_)} differ from the "
-                             f"statistics' {tuple(stats.n_states)}")
+            raise ValueError(
+                f"encoder n_states {tuple(encoder.n_states_)} differ from the "
+                f"statistics' {tuple(stats.n_states)}"
+            )
         self.encoder_, self.classes_ = encoder, classes
         self.n_features_in_ = encoder.n_features_in_
         self.stats_ = stats
         self._set_params_from_stats()
         if sample is None:
-            sample = (np.zeros((1, len(stats.n_states)), np.int32),
-                      np.zeros((1, stats.mean.shape[-1]), _float_dtype()))
+            sample = (
+                np.zeros((1, len(stats.n_states)), np.int32),
+                np.zeros((1, stats.mean.shape[-1]), _float_dtype()),
+            )
         self._keep_sample(*sample)
         return self
 
     def _set_params_from_stats(self):
         pr = self._check_priors(len(self.classes_))
-        self.params_ = _fit_mle(self.stats_, self.alpha, self.var_smoothing,
-                                None if pr is None else jnp.asarray(pr, _float_dtype()))
+        self.params_ = _fit_mle(
+            self.stats_,
+            self.alpha,
+            self.var_smoothing,
+            None if pr is None else jnp.asarray(pr, _float_dtype()),
+        )
 
     def _keep_sample(self, codes, values):
         # copies: a view would keep the whole encoded data set alive
@@ -358,8 +410,9 @@ class NaiveBayes(BaseNB):
             cls_all = classes if classes is not None else y
             cls, _ = encode_labels(cls_all, None, name="classes" if classes is not None else "y")
             if len(cls) < 2:
-                raise ValueError("partial_fit needs at least two classes; pass classes=[...] on "
-                                 "the first call")
+                raise ValueError(
+                    "partial_fit needs at least two classes; pass classes=[...] on the first call"
+                )
             self.classes_ = cls
             self.encoder_ = enc
             self.n_features_in_ = enc.n_features_in_
@@ -375,21 +428,34 @@ class NaiveBayes(BaseNB):
             prev = self.stats_
         y_arr = np.asarray(y)
         if y_arr.shape[0] != codes.shape[0]:
-            raise ValueError(f"X and y have mismatched lengths: X has {codes.shape[0]} samples, "
-                             f"y has {y_arr.shape[0]}")
+            raise ValueError(
+                f"X and y have mismatched lengths: X has {codes.shape[0]} samples, "
+                f"y has {y_arr.shape[0]}"
+            )
         idx = np.searchsorted(self.classes_, y_arr) if self.classes_.dtype != object else None
-        if idx is None or (idx >= len(self.classes_)).any() or not np.array_equal(
-                self.classes_[np.minimum(idx, len(self.classes_) - 1)], y_arr):
+        if (
+            idx is None
+            or (idx >= len(self.classes_)).any()
+            or not np.array_equal(self.classes_[np.minimum(idx, len(self.classes_) - 1)], y_arr)
+        ):
             lookup = {v: i for i, v in enumerate(self.classes_.tolist())}
             try:
                 idx = np.array([lookup[v] for v in y_arr.tolist()])
             except KeyError as e:
-                raise ValueError(f"y contains the label {e.args[0]!r} not in classes_; pass all "
-                                 f"labels with classes=[...] on the first partial_fit call") from e
+                raise ValueError(
+                    f"y contains the label {e.args[0]!r} not in classes_; pass all "
+                    f"labels with classes=[...] on the first partial_fit call"
+                ) from e
         w = check_sample_weight(sample_weight, codes.shape[0], dtype=_float_dtype())
-        batch = fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(idx, jnp.int32),
-                          jnp.asarray(w), n_states=self.n_states_, n_classes=len(self.classes_),
-                          block_size=self._block(codes.shape[0], sum(self.n_states_)))
+        batch = fit_stats(
+            jnp.asarray(codes),
+            jnp.asarray(values),
+            jnp.asarray(idx, jnp.int32),
+            jnp.asarray(w),
+            n_states=self.n_states_,
+            n_classes=len(self.classes_),
+            block_size=self._block(codes.shape[0], sum(self.n_states_)),
+        )
         self.stats_ = batch if prev is None else _merge(prev, batch)
         self._set_params_from_stats()
         return self
@@ -439,10 +505,17 @@ def _pad_counts(stats: SuffStats, old, new) -> SuffStats:
     counts = np.asarray(stats.counts)
     blocks, o = [], 0
     for m_old, m_new in zip(old, new, strict=True):
-        blk = counts[o:o + m_old]
-        blocks.append(np.concatenate([blk, np.zeros((m_new - m_old, counts.shape[1]),
-                                                    counts.dtype)]))
+        blk = counts[o : o + m_old]
+        blocks.append(
+            np.concatenate([blk, np.zeros((m_new - m_old, counts.shape[1]), counts.dtype)])
+        )
         o += m_old
     padded = np.concatenate(blocks) if blocks else counts
-    return SuffStats(stats.class_weight, jnp.asarray(padded), stats.weight, stats.mean, stats.m2,
-                     tuple(int(m) for m in new))
+    return SuffStats(
+        stats.class_weight,
+        jnp.asarray(padded),
+        stats.weight,
+        stats.mean,
+        stats.m2,
+        tuple(int(m) for m in new),
+    )

@@ -49,8 +49,14 @@ _log_joint = jax.jit(lk.log_joint)
 
 class _PenalizedBase(BaseNB):
     def _stats(self, codes, values, y, w):
-        return fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), jnp.asarray(w),
-                         n_states=self.n_states_, n_classes=len(self.classes_))
+        return fit_stats(
+            jnp.asarray(codes),
+            jnp.asarray(values),
+            jnp.asarray(y),
+            jnp.asarray(w),
+            n_states=self.n_states_,
+            n_classes=len(self.classes_),
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -67,20 +73,23 @@ def _log_prior(stats):
 
 
 @partial(jax.jit, static_argnames=("adaptive", "n_penalties", "max_steps"))
-def _gl_path(stats, alpha, min_std, ratio, continuous_scale, tol, *, adaptive, n_penalties,
-             max_steps):
+def _gl_path(
+    stats, alpha, min_std, ratio, continuous_scale, tol, *, adaptive, n_penalties, max_steps
+):
     problem = gl.make_group_lasso_problem(stats, alpha=alpha, adaptive=adaptive, min_std=min_std)
     pens = gl.penalty_grid(problem, n_penalties, ratio=ratio, continuous_scale=continuous_scale)
-    path = gl.group_lasso_path(problem, pens, continuous_scale=continuous_scale,
-                               max_steps=max_steps, tol=tol)
+    path = gl.group_lasso_path(
+        problem, pens, continuous_scale=continuous_scale, max_steps=max_steps, tol=tol
+    )
     return problem, path
 
 
 @partial(jax.jit, static_argnames=("adaptive", "max_steps"))
 def _gl_fixed(stats, alpha, min_std, penalty, continuous_scale, tol, *, adaptive, max_steps):
     problem = gl.make_group_lasso_problem(stats, alpha=alpha, adaptive=adaptive, min_std=min_std)
-    prm, info = gl.fit_group_lasso(problem, penalty, continuous_scale * penalty,
-                                   max_steps=max_steps, tol=tol)
+    prm, info = gl.fit_group_lasso(
+        problem, penalty, continuous_scale * penalty, max_steps=max_steps, tol=tol
+    )
     lmax = gl.lambda_max(problem, continuous_scale=continuous_scale)
     return problem, prm, info, gl.active_predictors(problem, prm), lmax
 
@@ -92,6 +101,7 @@ def _gl_path_scores(log_prior, params, n_active, codes, values, y, w, shift, *, 
     ``shift``: one centring of the continuous values for the whole path (`lk.log_joint`), so the
     vmap over grid points shares the centred values and their matrix products.
     """
+
     def one(prm, d):
         lp = lk.log_posterior(_as_nb(log_prior, prm, n_states), codes, values, shift=shift)
         return _aic(lp, y, d, w), lk.error_rate(lp, y, w)
@@ -100,23 +110,42 @@ def _gl_path_scores(log_prior, params, n_active, codes, values, y, w, shift, *, 
 
 
 @partial(jax.jit, static_argnames=("adaptive", "max_steps", "n_states", "n_classes", "n_folds"))
-def _gl_cv(codes, values, y, w, folds, penalties, alpha, min_std, continuous_scale, tol, *,
-           adaptive, max_steps, n_states, n_classes, n_folds):
+def _gl_cv(
+    codes,
+    values,
+    y,
+    w,
+    folds,
+    penalties,
+    alpha,
+    min_std,
+    continuous_scale,
+    tol,
+    *,
+    adaptive,
+    max_steps,
+    n_states,
+    n_classes,
+    n_folds,
+):
     """Mean validation log-loss at every penalty (K-fold CV by statistics subtraction).
 
     Training statistics of fold k = total − fold k (`jaxnb.model_selection.kfold_stats`); one path
     per fold on the full-data grid (the NLL is divided by N, so a grid transfers between folds),
     vmapped over folds; validation rows are selected by 0/1 weights.
     """
-    train, _ = kfold_stats(codes, values, y, folds, w, n_states=n_states, n_classes=n_classes,
-                           n_folds=n_folds)
+    train, _ = kfold_stats(
+        codes, values, y, folds, w, n_states=n_states, n_classes=n_classes, n_folds=n_folds
+    )
     fold_w = (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(values.dtype) * w[None, :]
 
     def one_fold(stats, fw):
-        problem = gl.make_group_lasso_problem(stats, alpha=alpha, adaptive=adaptive,
-                                              min_std=min_std)
-        path = gl.group_lasso_path(problem, penalties, continuous_scale=continuous_scale,
-                                   max_steps=max_steps, tol=tol)
+        problem = gl.make_group_lasso_problem(
+            stats, alpha=alpha, adaptive=adaptive, min_std=min_std
+        )
+        path = gl.group_lasso_path(
+            problem, penalties, continuous_scale=continuous_scale, max_steps=max_steps, tol=tol
+        )
         log_prior = _log_prior(stats)
         shift = problem.center.mean.mean(0)  # one centring for the whole path (lk.log_joint)
 
@@ -178,10 +207,25 @@ class GroupLassoNB(_PenalizedBase):
       lambda_max_; n_selected_.
     """
 
-    def __init__(self, adaptive=True, penalty=None, n_penalties=20, penalty_ratio=1e-3,
-                 selection="aic", continuous_scale=1.0, alpha=1.0, min_std=None, cv=5,
-                 random_state=0, max_steps=2000, tol=1e-7, discrete="auto", n_states=None,
-                 missing="error", unseen="error"):
+    def __init__(
+        self,
+        adaptive=True,
+        penalty=None,
+        n_penalties=20,
+        penalty_ratio=1e-3,
+        selection="aic",
+        continuous_scale=1.0,
+        alpha=1.0,
+        min_std=None,
+        cv=5,
+        random_state=0,
+        max_steps=2000,
+        tol=1e-7,
+        discrete="auto",
+        n_states=None,
+        missing="error",
+        unseen="error",
+    ):
         self.adaptive = adaptive
         self.penalty = penalty
         self.n_penalties = n_penalties
@@ -207,8 +251,10 @@ class GroupLassoNB(_PenalizedBase):
         _check_real("penalty_ratio", self.penalty_ratio, 0.0, 1.0, low_open=True, high_open=True)
         _check_choice("selection", self.selection, ("aic", "cv", "fixed"))
         if self.selection == "fixed" and self.penalty is None:
-            raise ValueError("selection='fixed' needs a penalty; pass penalty=<float >= 0> or use "
-                             "selection='aic' / 'cv'")
+            raise ValueError(
+                "selection='fixed' needs a penalty; pass penalty=<float >= 0> or use "
+                "selection='aic' / 'cv'"
+            )
         _check_real("continuous_scale", self.continuous_scale, 0.0, low_open=True)
         _check_real("alpha", self.alpha, 0.0)
         if self.min_std is not None:
@@ -233,8 +279,14 @@ class GroupLassoNB(_PenalizedBase):
         log_prior = _log_prior(stats)
         if self.penalty is not None:
             problem, prm, info, active, lmax = _gl_fixed(
-                stats, *args, jnp.asarray(self.penalty, dtype), cs, tol,
-                adaptive=self.adaptive, max_steps=int(self.max_steps))
+                stats,
+                *args,
+                jnp.asarray(self.penalty, dtype),
+                cs,
+                tol,
+                adaptive=self.adaptive,
+                max_steps=int(self.max_steps),
+            )
             pens = np.array([float(self.penalty)])
             params = jax.tree.map(lambda a: a[None], prm)
             active = np.asarray(active)[None]
@@ -242,9 +294,16 @@ class GroupLassoNB(_PenalizedBase):
             n_steps = np.asarray(info.num_steps)[None]
             lmax = float(lmax)
         else:
-            problem, path = _gl_path(stats, *args, jnp.asarray(self.penalty_ratio, dtype), cs, tol,
-                                     adaptive=self.adaptive, n_penalties=int(self.n_penalties),
-                                     max_steps=int(self.max_steps))
+            problem, path = _gl_path(
+                stats,
+                *args,
+                jnp.asarray(self.penalty_ratio, dtype),
+                cs,
+                tol,
+                adaptive=self.adaptive,
+                n_penalties=int(self.n_penalties),
+                max_steps=int(self.max_steps),
+            )
             pens = np.asarray(path.penalties)
             params = path.params
             active = np.asarray(path.active)
@@ -252,23 +311,49 @@ class GroupLassoNB(_PenalizedBase):
             n_steps = np.asarray(path.info.num_steps)
             lmax = float(pens[0])
         n_active = active.sum(1)
-        aic, train_err = _gl_path_scores(log_prior, params, jnp.asarray(n_active), cd, vl,
-                                         yy, ww, problem.center.mean.mean(0),
-                                         n_states=self.n_states_)
+        aic, train_err = _gl_path_scores(
+            log_prior,
+            params,
+            jnp.asarray(n_active),
+            cd,
+            vl,
+            yy,
+            ww,
+            problem.center.mean.mean(0),
+            n_states=self.n_states_,
+        )
         aic, train_err = np.asarray(aic), np.asarray(train_err)
-        self.path_ = {"penalties": pens, "n_active": n_active, "aic": aic,
-                      "train_error": train_err, "active": active[:, order],
-                      "converged": converged, "n_steps": n_steps}
+        self.path_ = {
+            "penalties": pens,
+            "n_active": n_active,
+            "aic": aic,
+            "train_error": train_err,
+            "active": active[:, order],
+            "converged": converged,
+            "n_steps": n_steps,
+        }
         if self.penalty is not None or self.selection == "aic":
             crit = aic
         else:
             folds = stratified_folds(y_enc, int(self.cv), self.random_state)
             if np.bincount(folds, minlength=int(self.cv)).min() < 1:
                 raise ValueError(f"cv={self.cv} leaves an empty fold; lower cv")
-            ll, err = _gl_cv(cd, vl, yy, ww, jnp.asarray(folds), jnp.asarray(pens), *args, cs, tol,
-                             adaptive=self.adaptive, max_steps=int(self.max_steps),
-                             n_states=self.n_states_, n_classes=len(self.classes_),
-                             n_folds=int(self.cv))
+            ll, err = _gl_cv(
+                cd,
+                vl,
+                yy,
+                ww,
+                jnp.asarray(folds),
+                jnp.asarray(pens),
+                *args,
+                cs,
+                tol,
+                adaptive=self.adaptive,
+                max_steps=int(self.max_steps),
+                n_states=self.n_states_,
+                n_classes=len(self.classes_),
+                n_folds=int(self.cv),
+            )
             crit = np.asarray(ll)
             self.path_["cv_log_loss"] = crit
             self.path_["cv_error"] = np.asarray(err)
@@ -291,7 +376,6 @@ class GroupLassoNB(_PenalizedBase):
 
     def _log_joint_scores(self, codes, values):
         return _log_joint(self.params_, codes, values)
-
 
 
 # ------------------------------------------------------------------------------------------------
@@ -344,10 +428,21 @@ class L1NB(_PenalizedBase):
       params_ (Ω̂ on all rows); n_selected_.
     """
 
-    def __init__(self, variant="paper", selection="aic", aic_likelihood="classifier",
-                 validation_fraction=0.25, alpha=1.0, var_smoothing=1e-9, max_steps=None,
-                 random_state=0, discrete="auto", n_states=None, missing="error",
-                 unseen="error"):
+    def __init__(
+        self,
+        variant="paper",
+        selection="aic",
+        aic_likelihood="classifier",
+        validation_fraction=0.25,
+        alpha=1.0,
+        var_smoothing=1e-9,
+        max_steps=None,
+        random_state=0,
+        discrete="auto",
+        n_states=None,
+        missing="error",
+        unseen="error",
+    ):
         self.variant = variant
         self.selection = selection
         self.aic_likelihood = aic_likelihood
@@ -391,13 +486,18 @@ class L1NB(_PenalizedBase):
             val = validation_split(y_enc, float(self.validation_fraction), self.random_state)
             o_tr, _, _, p_tr = self._path(codes, values, y_enc, w * ~val)
             P_val, _ = _l1nb_b(o_tr, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc))
-            sel = l1nb.validation_select(p_tr, P_val, jnp.asarray(y_enc),
-                                         weight=jnp.asarray(w * val))
+            sel = l1nb.validation_select(
+                p_tr, P_val, jnp.asarray(y_enc), weight=jnp.asarray(w * val)
+            )
             beta = np.asarray(l1nb.coef_at(path, sel.s))
             crit = np.asarray(sel.criterion)
             # index of the full-data breakpoint at or below the chosen budget
-            idx = int(np.searchsorted(np.asarray(path.s)[: int(path.n_steps) + 1],
-                                      float(sel.s), side="right") - 1)
+            idx = int(
+                np.searchsorted(
+                    np.asarray(path.s)[: int(path.n_steps) + 1], float(sel.s), side="right"
+                )
+                - 1
+            )
             self.validation_s_ = float(sel.s)
         order = self._user_order()
         m = int(path.n_steps) + 1
@@ -452,10 +552,23 @@ class WeightedNB(_PenalizedBase):
       params_: NB parameters Ω̂; info_: `GradientInfo` (gradient); n_selected_.
     """
 
-    def __init__(self, scheme="ferreira", alpha=1.0, var_smoothing=1e-9, n_bins=5,
-                 state_weighting="uniform", l2=1e-4, solver="lbfgs", learning_rate=0.05,
-                 max_steps=500, tol=1e-6, discrete="auto", n_states=None, missing="error",
-                 unseen="error"):
+    def __init__(
+        self,
+        scheme="ferreira",
+        alpha=1.0,
+        var_smoothing=1e-9,
+        n_bins=5,
+        state_weighting="uniform",
+        l2=1e-4,
+        solver="lbfgs",
+        learning_rate=0.05,
+        max_steps=500,
+        tol=1e-6,
+        discrete="auto",
+        n_states=None,
+        missing="error",
+        unseen="error",
+    ):
         self.scheme = scheme
         self.alpha = alpha
         self.var_smoothing = var_smoothing
@@ -493,16 +606,30 @@ class WeightedNB(_PenalizedBase):
         self.params_ = _fit_mle(stats, self.alpha, self.var_smoothing)
         order = self._user_order()
         if self.scheme == "ferreira":
-            self._w = wt.ferreira_weights(cd, vl, yy, ww, n_states=self.n_states_,
-                                          n_classes=len(self.classes_), n_bins=int(self.n_bins),
-                                          state_weighting=self.state_weighting)
+            self._w = wt.ferreira_weights(
+                cd,
+                vl,
+                yy,
+                ww,
+                n_states=self.n_states_,
+                n_classes=len(self.classes_),
+                n_bins=int(self.n_bins),
+                state_weighting=self.state_weighting,
+            )
             self._b = None
         else:
             L = _log_contrib(self.params_, cd, vl)
             prm, info = wt.fit_gradient_weights(
-                L, yy, self.params_.log_prior, ww, l2=float(self.l2), solver=self.solver,
-                learning_rate=float(self.learning_rate), max_steps=int(self.max_steps),
-                tol=float(self.tol))
+                L,
+                yy,
+                self.params_.log_prior,
+                ww,
+                l2=float(self.l2),
+                solver=self.solver,
+                learning_rate=float(self.learning_rate),
+                max_steps=int(self.max_steps),
+                tol=float(self.tol),
+            )
             self._w, self._b = prm.weights, prm.bias
             self.info_ = info
             self.bias_ = np.asarray(prm.bias)
@@ -526,13 +653,26 @@ class WeightedNB(_PenalizedBase):
 
 def register_methods(register):
     """Hook of `jaxnb.registry`: adds the penalized and weighted NB methods to `jaxnb compare`."""
-    register("aL1/L2-NB", lambda kind: GroupLassoNB(adaptive=True),
-             "adaptive group-lasso NB (fsNB §3.2), AIC along a 20-point penalty path")
-    register("L1/L2-NB", lambda kind: GroupLassoNB(adaptive=False),
-             "group-lasso NB (fsNB Eqs. 8-9), AIC along a 20-point penalty path")
-    register("L1-NB", lambda kind: L1NB(),
-             "L1-regularized NB-inspired classifier (bounded LARS, AIC)")
-    register("WNB", lambda kind: WeightedNB("ferreira"),
-             "weighted NB with Ferreira weights (fsNB Eqs. 6-7)")
-    register("WNB-grad", lambda kind: WeightedNB("gradient"),
-             "weighted NB, per-class weights + bias by full-batch L-BFGS (Stream Eq. 2)")
+    register(
+        "aL1/L2-NB",
+        lambda kind: GroupLassoNB(adaptive=True),
+        "adaptive group-lasso NB (fsNB §3.2), AIC along a 20-point penalty path",
+    )
+    register(
+        "L1/L2-NB",
+        lambda kind: GroupLassoNB(adaptive=False),
+        "group-lasso NB (fsNB Eqs. 8-9), AIC along a 20-point penalty path",
+    )
+    register(
+        "L1-NB", lambda kind: L1NB(), "L1-regularized NB-inspired classifier (bounded LARS, AIC)"
+    )
+    register(
+        "WNB",
+        lambda kind: WeightedNB("ferreira"),
+        "weighted NB with Ferreira weights (fsNB Eqs. 6-7)",
+    )
+    register(
+        "WNB-grad",
+        lambda kind: WeightedNB("gradient"),
+        "weighted NB, per-class weights + bias by full-batch L-BFGS (Stream Eq. 2)",
+    )

@@ -43,12 +43,20 @@ class _SearchBase(BaseNB):
         _check_real("var_smoothing", self.var_smoothing, 0.0)
 
     def _stats(self, codes, values, y, w):
-        return fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), jnp.asarray(w),
-                         n_states=self.n_states_, n_classes=len(self.classes_))
+        return fit_stats(
+            jnp.asarray(codes),
+            jnp.asarray(values),
+            jnp.asarray(y),
+            jnp.asarray(w),
+            n_states=self.n_states_,
+            n_classes=len(self.classes_),
+        )
 
     def _omegas(self, stats):
-        return (_fit_mle(stats, self.alpha, self.var_smoothing),
-                _fit_marginal(stats, self.alpha, self.var_smoothing))
+        return (
+            _fit_mle(stats, self.alpha, self.var_smoothing),
+            _fit_marginal(stats, self.alpha, self.var_smoothing),
+        )
 
 
 class StagewiseNB(_SearchBase):
@@ -86,10 +94,24 @@ class StagewiseNB(_SearchBase):
         omega1_, omega0_; cv_error_ (selection="cv").
     """
 
-    def __init__(self, discrete="auto", n_states=None, alpha=1.0, var_smoothing=1e-9,
-                 epsilon=0.025, n_steps=20, step_rule="t_eps", criterion="error", patience=6,
-                 max_iter=None, selection="aic", n_folds=5, random_state=0, missing="error",
-                 unseen="error"):
+    def __init__(
+        self,
+        discrete="auto",
+        n_states=None,
+        alpha=1.0,
+        var_smoothing=1e-9,
+        epsilon=0.025,
+        n_steps=20,
+        step_rule="t_eps",
+        criterion="error",
+        patience=6,
+        max_iter=None,
+        selection="aic",
+        n_folds=5,
+        random_state=0,
+        missing="error",
+        unseen="error",
+    ):
         self.discrete = discrete
         self.n_states = n_states
         self.alpha = alpha
@@ -124,9 +146,15 @@ class StagewiseNB(_SearchBase):
         t0 = time.perf_counter()
         p = codes.shape[1] + values.shape[1]
         max_iter = self.max_iter or sw.default_max_iter(p, self.epsilon)
-        kw = dict(epsilon=float(self.epsilon), patience=self.patience, n_steps=int(self.n_steps),
-                  step_rule=self.step_rule, criterion=self.criterion, max_iter=int(max_iter),
-                  k_max=sw.n_units(self.epsilon))
+        kw = dict(
+            epsilon=float(self.epsilon),
+            patience=self.patience,
+            n_steps=int(self.n_steps),
+            step_rule=self.step_rule,
+            criterion=self.criterion,
+            max_iter=int(max_iter),
+            k_max=sw.n_units(self.epsilon),
+        )
         cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
         stats = self._stats(codes, values, y_enc, w)
         self.omega1_, self.omega0_ = self._omegas(stats)
@@ -140,8 +168,16 @@ class StagewiseNB(_SearchBase):
             folds = stratified_folds(y_enc, self.n_folds, self.random_state)
             if np.bincount(folds).min() < 1:
                 raise ValueError("n_folds leaves an empty fold; lower n_folds")
-            train, _ = kfold_stats(cd, vl, yy, jnp.asarray(folds), ww, n_states=self.n_states_,
-                                   n_classes=len(self.classes_), n_folds=self.n_folds)
+            train, _ = kfold_stats(
+                cd,
+                vl,
+                yy,
+                jnp.asarray(folds),
+                ww,
+                n_states=self.n_states_,
+                n_classes=len(self.classes_),
+                n_folds=self.n_folds,
+            )
             o1 = _fit_mle_k(train, self.alpha, self.var_smoothing)
             o0 = _fit_marginal_k(train, self.alpha, self.var_smoothing)
             fw = jnp.asarray(folds[None, :] == np.arange(self.n_folds)[:, None], ww.dtype)
@@ -149,13 +185,25 @@ class StagewiseNB(_SearchBase):
             self.cv_error_ = np.asarray(cv)[: n_iter + 1]
             idx = select_along_path(self.cv_error_, "min")
         order = self._user_order()
-        path_np = {k: np.asarray(getattr(path, k))[: n_iter + 1] for k in (
-            "alpha", "criterion", "error", "log_loss", "aic", "n_active", "chosen", "step",
-            "n_evaluations")}
+        path_np = {
+            k: np.asarray(getattr(path, k))[: n_iter + 1]
+            for k in (
+                "alpha",
+                "criterion",
+                "error",
+                "log_loss",
+                "aic",
+                "n_active",
+                "chosen",
+                "step",
+                "n_evaluations",
+            )
+        }
         path_np["alpha"] = path_np["alpha"][:, order]
         internal_to_user = np.argsort(order)  # internal index -> user column
-        path_np["chosen"] = np.where(path_np["chosen"] >= 0,
-                                     internal_to_user[np.maximum(path_np["chosen"], 0)], -1)
+        path_np["chosen"] = np.where(
+            path_np["chosen"] >= 0, internal_to_user[np.maximum(path_np["chosen"], 0)], -1
+        )
         self.path_ = path_np
         self.n_iter_ = n_iter
         self.n_evaluations_ = int(path.n_evaluations[n_iter])
@@ -227,10 +275,22 @@ class SelectiveNB(_SearchBase):
       selected_step_; n_steps_; n_evaluations_; params_ (Ω⁽¹⁾ of the refitted NB).
     """
 
-    def __init__(self, discrete="auto", n_states=None, alpha=1.0, var_smoothing=1e-9,
-                 direction="forward", criterion="error", validation_fraction=None,
-                 stopping="improve", max_features=None, refit=True, random_state=0,
-                 missing="error", unseen="error"):
+    def __init__(
+        self,
+        discrete="auto",
+        n_states=None,
+        alpha=1.0,
+        var_smoothing=1e-9,
+        direction="forward",
+        criterion="error",
+        validation_fraction=None,
+        stopping="improve",
+        max_features=None,
+        refit=True,
+        random_state=0,
+        missing="error",
+        unseen="error",
+    ):
         self.discrete = discrete
         self.n_states = n_states
         self.alpha = alpha
@@ -250,11 +310,14 @@ class SelectiveNB(_SearchBase):
         _check_choice("direction", self.direction, sel.DIRECTIONS)
         _check_choice("criterion", self.criterion, sel.CRITERIA)
         _check_choice("stopping", self.stopping, (*sel.STOPPING, "phases"))
-        if self.stopping == "phases" and self.direction not in ("forward_backward",
-                                                                 "backward_forward"):
+        if self.stopping == "phases" and self.direction not in (
+            "forward_backward",
+            "backward_forward",
+        ):
             raise ValueError(
                 "stopping='phases' needs a floating direction ('forward_backward' or "
-                f"'backward_forward'); got direction={self.direction!r}")
+                f"'backward_forward'); got direction={self.direction!r}"
+            )
         if self.validation_fraction is not None:
             _check_real("validation_fraction", self.validation_fraction, 0.0, 1.0, True, True)
         _check_int("max_features", self.max_features, 1, allow_none=True)
@@ -276,31 +339,55 @@ class SelectiveNB(_SearchBase):
         omega1 = _fit_mle(stats, self.alpha, self.var_smoothing)
         L = sel.mle_contributions(omega1, cd, vl)
         if self.stopping == "phases":
-            path = sel.phase_floating_path(L, omega1.log_prior, yy, jnp.asarray(score_w),
-                                           direction=self.direction, criterion=self.criterion,
-                                           max_features=self.max_features)
+            path = sel.phase_floating_path(
+                L,
+                omega1.log_prior,
+                yy,
+                jnp.asarray(score_w),
+                direction=self.direction,
+                criterion=self.criterion,
+                max_features=self.max_features,
+            )
         else:
-            path = sel.selective_path(L, omega1.log_prior, yy, jnp.asarray(score_w),
-                                      direction=self.direction, criterion=self.criterion,
-                                      stopping=self.stopping, max_features=self.max_features)
+            path = sel.selective_path(
+                L,
+                omega1.log_prior,
+                yy,
+                jnp.asarray(score_w),
+                direction=self.direction,
+                criterion=self.criterion,
+                stopping=self.stopping,
+                max_features=self.max_features,
+            )
         n_steps = int(path.n_steps)
         if self.validation_fraction is not None:  # ESANN §5.2: smallest subset with lowest error
-            idx = select_along_path(np.asarray(path.error), "min_smallest",
-                                    sizes=np.asarray(path.size), n_valid=n_steps + 1)
+            idx = select_along_path(
+                np.asarray(path.error),
+                "min_smallest",
+                sizes=np.asarray(path.size),
+                n_valid=n_steps + 1,
+            )
         elif self.stopping == "full":
-            idx = select_along_path(np.asarray(path.criterion), "min_smallest",
-                                    sizes=np.asarray(path.size), n_valid=n_steps + 1)
+            idx = select_along_path(
+                np.asarray(path.criterion),
+                "min_smallest",
+                sizes=np.asarray(path.size),
+                n_valid=n_steps + 1,
+            )
         elif self.stopping == "phases":
             idx = int(path.final)  # the optimum of the last improving phase
         else:
             idx = n_steps  # every accepted move improved the criterion: the last subset is best
         order = self._user_order()
         internal_to_user = np.argsort(order)
-        p_np = {k: np.asarray(getattr(path, k))[: n_steps + 1] for k in (
-            "mask", "criterion", "error", "size", "toggled", "added", "n_evaluations")}
+        p_np = {
+            k: np.asarray(getattr(path, k))[: n_steps + 1]
+            for k in ("mask", "criterion", "error", "size", "toggled", "added", "n_evaluations")
+        }
         p_np["mask"] = p_np["mask"][:, order]
-        p_np["toggled"] = np.where(p_np["toggled"] >= 0,
-                                   internal_to_user[np.maximum(p_np["toggled"], 0)], -1)
+        p_np["toggled"] = np.where(
+            p_np["toggled"] >= 0, internal_to_user[np.maximum(p_np["toggled"], 0)], -1
+        )
         self.path_ = p_np
         self.n_steps_ = n_steps
         self.n_evaluations_ = int(path.total_evaluations)

@@ -93,21 +93,29 @@ class _Base(BaseNB):
             raise ValueError(
                 f"{name} models continuous predictors with kernel/Gaussian densities, but X has "
                 f"only discrete columns ({q}); use NaiveBayes or TAN(kind='discrete') for discrete "
-                f"data, or mark the numeric columns continuous with discrete='none' or a mask")
+                f"data, or mark the numeric columns continuous with discrete='none' or a mask"
+            )
         if q > 0 and not allow_discrete:
             cols = self.encoder_.discrete_idx_.tolist()
             raise ValueError(
                 f"{name} supports continuous predictors only; X has discrete columns {cols} "
                 f"(discrete={getattr(self, 'discrete', 'auto')!r}). Pass float data, "
-                f"discrete='none', or drop/encode those columns")
+                f"discrete='none', or drop/encode those columns"
+            )
 
     def _discrete_nb(self, codes, y_enc, w):
         """Lidstone CPTs of the discrete block (the mixed-data fallback), or None if q = 0."""
         if codes.shape[1] == 0:
             return None
         empty = jnp.zeros((codes.shape[0], 0), _float_dtype())
-        stats = fit_stats(jnp.asarray(codes), empty, jnp.asarray(y_enc), jnp.asarray(w),
-                          n_states=self.n_states_, n_classes=len(self.classes_))
+        stats = fit_stats(
+            jnp.asarray(codes),
+            empty,
+            jnp.asarray(y_enc),
+            jnp.asarray(w),
+            n_states=self.n_states_,
+            n_classes=len(self.classes_),
+        )
         return _fit_mle(stats, self.alpha, 0.0)
 
     def _log_prior(self, y_enc, w):
@@ -166,8 +174,9 @@ class TAN(_Base):
       `GaussianTANParams`; n_selected_: p (TAN keeps every predictor).
     """
 
-    def __init__(self, kind="auto", discrete="auto", n_states=None, alpha=1.0, var_smoothing=1e-9,
-                 root=0):
+    def __init__(
+        self, kind="auto", discrete="auto", n_states=None, alpha=1.0, var_smoothing=1e-9, root=0
+    ):
         self.kind = kind
         self.discrete = discrete
         self.n_states = n_states
@@ -187,18 +196,21 @@ class TAN(_Base):
                 raise ValueError(
                     f"TAN(kind='auto') got mixed data ({q} discrete and {r} continuous columns); "
                     f"TAN supports one kind at a time: discretize the continuous columns "
-                    f"(jaxnb.discretize) or choose the columns with discrete='all'/'none'")
+                    f"(jaxnb.discretize) or choose the columns with discrete='all'/'none'"
+                )
             return "discrete" if r == 0 else "gaussian"
         if self.kind == "discrete" and r:
             raise ValueError(
                 f"TAN(kind='discrete') needs discrete columns only; X has continuous columns "
                 f"{self.encoder_.continuous_idx_.tolist()}. Use kind='gaussian', discretize them, "
-                f"or pass discrete='all'")
+                f"or pass discrete='all'"
+            )
         if self.kind == "gaussian" and q:
             raise ValueError(
                 f"TAN(kind='gaussian') needs continuous columns only; X has discrete columns "
                 f"{self.encoder_.discrete_idx_.tolist()}. Use kind='discrete' or pass float data "
-                f"(discrete='none')")
+                f"(discrete='none')"
+            )
         return self.kind
 
     def fit(self, X, y, sample_weight=None):
@@ -220,14 +232,16 @@ class TAN(_Base):
             cmi = flt.conditional_mutual_information_pairs(cd, yy, self.n_states_, c, ww)
             cmi = cmi * (1.0 - jnp.eye(q, dtype=cmi.dtype))  # the diagonal holds H(X_i | C)
             parent = st.maximum_spanning_tree(cmi, root)
-            self.params_ = st.fit_discrete_tan(cd, yy, parent, self.n_states_, c, ww,
-                                               float(self.alpha))
+            self.params_ = st.fit_discrete_tan(
+                cd, yy, parent, self.n_states_, c, ww, float(self.alpha)
+            )
         else:
             vl = jnp.asarray(values)
             cmi = st.conditional_mutual_information_gaussian(vl, yy, c, ww)
             parent = st.maximum_spanning_tree(cmi, root)
-            self.params_ = st.fit_gaussian_tan(vl, yy, parent, c, ww,
-                                               _var_floor(values, w, self.var_smoothing))
+            self.params_ = st.fit_gaussian_tan(
+                vl, yy, parent, c, ww, _var_floor(values, w, self.var_smoothing)
+            )
         cmi_np = np.asarray(cmi)
         self.cmi_ = np.empty_like(cmi_np)
         self.cmi_[np.ix_(block_idx, block_idx)] = cmi_np
@@ -279,8 +293,16 @@ class GaussianSemiNaiveNB(_Base):
       move, internal order = user order); n_evaluated_; params_ (`GaussianJointParams`).
     """
 
-    def __init__(self, search="fssj", validation_fraction=0.3, ridge=1e-9, max_steps=None,
-                 refit=True, random_state=0, discrete="auto"):
+    def __init__(
+        self,
+        search="fssj",
+        validation_fraction=0.3,
+        ridge=1e-9,
+        max_steps=None,
+        refit=True,
+        random_state=0,
+        discrete="auto",
+    ):
         self.search = search
         self.validation_fraction = validation_fraction
         self.ridge = ridge
@@ -312,8 +334,9 @@ class GaussianSemiNaiveNB(_Base):
         else:
             res = st.backward_condensed_search(*args)
         self._groups = jnp.asarray(res.groups, jnp.int32)
-        self.params_ = st.fit_gaussian_joint(values, y_enc, c, w if self.refit else fit_w,
-                                             float(self.ridge))
+        self.params_ = st.fit_gaussian_joint(
+            values, y_enc, c, w if self.refit else fit_w, float(self.ridge)
+        )
         order = self.encoder_.continuous_idx_
         self.groups_ = np.full(self.n_features_in_, -1, np.int64)
         self.groups_[order] = res.groups
@@ -349,8 +372,10 @@ class _KernelBase(_Base):
         c = len(self.classes_)
         empty = np.bincount(y_enc, weights=w, minlength=c) <= 0
         if empty.any():
-            raise ValueError(f"sample_weight gives classes {self.classes_[empty].tolist()} zero "
-                             f"total weight; every class needs rows for its density estimate")
+            raise ValueError(
+                f"sample_weight gives classes {self.classes_[empty].tolist()} zero "
+                f"total weight; every class needs rows for its density estimate"
+            )
         self._train = (jnp.asarray(values), jnp.asarray(y_enc), jnp.asarray(w))
         self.discrete_params_ = self._discrete_nb(codes, y_enc, w)
         self.class_log_prior_ = np.asarray(self._log_prior(y_enc, w))
@@ -413,8 +438,9 @@ class FlexibleNB(_KernelBase):
 
     def _log_joint_scores(self, codes, values):
         x, yy, w = self._train
-        contrib = kde.flexible_nb_log_contributions(values, x, yy, len(self.classes_), w,
-                                                    self._h(), self.chunk_size)
+        contrib = kde.flexible_nb_log_contributions(
+            values, x, yy, len(self.classes_), w, self._h(), self.chunk_size
+        )
         scores = jnp.asarray(self.class_log_prior_)[None, :] + jnp.sum(contrib, axis=1)
         return self._with_discrete(scores, codes)
 
@@ -452,8 +478,9 @@ class ParzenNB(_KernelBase):
 
     def _log_joint_scores(self, codes, values):
         x, yy, w = self._train
-        dens = kde.parzen_log_density(values, x, yy, len(self.classes_), w, self._h(),
-                                      self.chunk_size)
+        dens = kde.parzen_log_density(
+            values, x, yy, len(self.classes_), w, self._h(), self.chunk_size
+        )
         return self._with_discrete(jnp.asarray(self.class_log_prior_)[None, :] + dens, codes)
 
 
@@ -478,8 +505,16 @@ class FlexibleTAN(_KernelBase):
       discrete_params_; n_selected_ = p.
     """
 
-    def __init__(self, structure="kde", root=None, h=None, alpha=1.0, chunk_size=256,
-                 discrete="auto", n_states=None):
+    def __init__(
+        self,
+        structure="kde",
+        root=None,
+        h=None,
+        alpha=1.0,
+        chunk_size=256,
+        discrete="auto",
+        n_states=None,
+    ):
         self.structure = structure
         self.root = root
         self.h = h
@@ -506,8 +541,10 @@ class FlexibleTAN(_KernelBase):
         else:
             hit = np.flatnonzero(cont == self.root)
             if hit.size == 0:
-                raise ValueError(f"root must be the index of a continuous column {cont.tolist()}; "
-                                 f"got root={self.root}")
+                raise ValueError(
+                    f"root must be the index of a continuous column {cont.tolist()}; "
+                    f"got root={self.root}"
+                )
             root = int(hit[0])
         c = len(self.classes_)
         x, yy, ww = self._train
@@ -523,9 +560,9 @@ class FlexibleTAN(_KernelBase):
 
     def _log_joint_scores(self, codes, values):
         x, yy, w = self._train
-        contrib = kde.flexible_tan_log_contributions(values, x, yy, self._parent,
-                                                     len(self.classes_), w, self._h(),
-                                                     self.chunk_size)
+        contrib = kde.flexible_tan_log_contributions(
+            values, x, yy, self._parent, len(self.classes_), w, self._h(), self.chunk_size
+        )
         scores = jnp.asarray(self.class_log_prior_)[None, :] + jnp.sum(contrib, axis=1)
         return self._with_discrete(scores, codes)
 
@@ -570,8 +607,9 @@ class _FilterCore:
         if codes.shape[1]:
             parts.append(flt.mutual_information_discrete(codes, self.y, n_states, self.c, self.w))
         if values.shape[1]:
-            parts.append(flt.mutual_information_gaussian(values, self.y, self.c, self.w,
-                                                         self.var_floor))
+            parts.append(
+                flt.mutual_information_gaussian(values, self.y, self.c, self.w, self.var_floor)
+            )
         return jnp.concatenate(parts)
 
     def all_codes(self):
@@ -588,13 +626,15 @@ class _FilterCore:
         codes, states = self.all_codes()
         red = flt.pairwise_mutual_information_discrete(codes, states, self.w)
         if self.r:
-            red = red.at[self.q:, self.q:].set(_gaussian_pair_mi(self.values, self.w))
+            red = red.at[self.q :, self.q :].set(_gaussian_pair_mi(self.values, self.w))
         return red
 
     def cfs_correlations(self):
         if self.q == 0:
-            return (flt.class_correlation_continuous(self.values, self.y, self.c, self.w),
-                    flt.feature_correlation_continuous(self.values, self.w))
+            return (
+                flt.class_correlation_continuous(self.values, self.y, self.c, self.w),
+                flt.feature_correlation_continuous(self.values, self.w),
+            )
         codes, states = self.all_codes()
         return flt.symmetric_uncertainty_discrete(codes, self.y, states, self.c, self.w)
 
@@ -613,9 +653,9 @@ class _FilterCore:
         qa = self.q + pc.shape[1]
         keep = np.zeros(self.q + self.r, bool)
         if self.q:
-            keep[: self.q] = rel[: self.q] >= rel[self.q: qa].max()
+            keep[: self.q] = rel[: self.q] >= rel[self.q : qa].max()
         if self.r:
-            keep[self.q:] = rel[qa: qa + self.r] >= rel[qa + self.r:].max()
+            keep[self.q :] = rel[qa : qa + self.r] >= rel[qa + self.r :].max()
         return keep
 
 
@@ -633,8 +673,14 @@ def _ranking(core: _FilterCore, filter_name: str, k: int) -> np.ndarray:
 
 class _FilterBase(_Base):
     def _nb_fit(self, codes, values, y_enc, w):
-        stats = fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc),
-                          jnp.asarray(w), n_states=self.n_states_, n_classes=len(self.classes_))
+        stats = fit_stats(
+            jnp.asarray(codes),
+            jnp.asarray(values),
+            jnp.asarray(y_enc),
+            jnp.asarray(w),
+            n_states=self.n_states_,
+            n_classes=len(self.classes_),
+        )
         return _fit_mle(stats, self.alpha, self.var_smoothing)
 
     def _set_support(self, mask_internal):
@@ -688,8 +734,18 @@ class FilterNB(_FilterBase):
       n_selected_; params_: NB `NBParams` fitted on all predictors (unselected ones are masked).
     """
 
-    def __init__(self, filter="cfs", k=None, threshold=0.0, n_bins=10, alpha=1.0,
-                 var_smoothing=1e-9, discrete="auto", n_states=None, random_state=0):
+    def __init__(
+        self,
+        filter="cfs",
+        k=None,
+        threshold=0.0,
+        n_bins=10,
+        alpha=1.0,
+        var_smoothing=1e-9,
+        discrete="auto",
+        n_states=None,
+        random_state=0,
+    ):
         self.filter = filter
         self.k = k
         self.threshold = threshold
@@ -716,8 +772,16 @@ class FilterNB(_FilterBase):
         if self.k is not None and self.k > p and self.filter in _RANKING_FILTERS:
             raise ValueError(f"k must be <= the number of columns ({p}); got k={self.k}")
         t0 = time.perf_counter()
-        core = _FilterCore(codes, values, y_enc, w, self.n_states_, len(self.classes_),
-                           self.n_bins, self.var_smoothing)
+        core = _FilterCore(
+            codes,
+            values,
+            y_enc,
+            w,
+            self.n_states_,
+            len(self.classes_),
+            self.n_bins,
+            self.var_smoothing,
+        )
         rel = np.asarray(core.relevance())
         mask = np.zeros(p, bool)
         order = None
@@ -733,8 +797,11 @@ class FilterNB(_FilterBase):
                 mask[int(np.argmax(rel))] = True
             order = np.flatnonzero(mask)[np.argsort(-rel[mask], kind="stable")]
         else:
-            k = self.k if self.k is not None else max(1, int(core.probe_mask(
-                self.random_state).sum()))
+            k = (
+                self.k
+                if self.k is not None
+                else max(1, int(core.probe_mask(self.random_state).sum()))
+            )
             order = _ranking(core, self.filter, k)
             mask[order] = True
         to_user = self._internal_to_user()
@@ -769,8 +836,18 @@ class FilterWrapperNB(_FilterBase):
       error of the nested subsets of size 0..h), n_selected_, params_.
     """
 
-    def __init__(self, filter="mi", cv=5, max_features=None, n_bins=10, alpha=1.0,
-                 var_smoothing=1e-9, discrete="auto", n_states=None, random_state=0):
+    def __init__(
+        self,
+        filter="mi",
+        cv=5,
+        max_features=None,
+        n_bins=10,
+        alpha=1.0,
+        var_smoothing=1e-9,
+        discrete="auto",
+        n_states=None,
+        random_state=0,
+    ):
         self.filter = filter
         self.cv = cv
         self.max_features = max_features
@@ -795,12 +872,15 @@ class FilterWrapperNB(_FilterBase):
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         p = codes.shape[1] + values.shape[1]
         if self.max_features is not None and self.max_features > p:
-            raise ValueError(f"max_features must be <= the number of columns ({p}); got "
-                             f"max_features={self.max_features}")
+            raise ValueError(
+                f"max_features must be <= the number of columns ({p}); got "
+                f"max_features={self.max_features}"
+            )
         t0 = time.perf_counter()
         c = len(self.classes_)
-        core = _FilterCore(codes, values, y_enc, w, self.n_states_, c, self.n_bins,
-                           self.var_smoothing)
+        core = _FilterCore(
+            codes, values, y_enc, w, self.n_states_, c, self.n_bins, self.var_smoothing
+        )
         rel = np.asarray(core.relevance())
         order = _ranking(core, self.filter, p)
         # nested-subset scores for filter_wrapper_forward: rank position of each predictor
@@ -808,13 +888,23 @@ class FilterWrapperNB(_FilterBase):
         rank_score[order] = -np.arange(p, dtype=np.float64)
         folds = stratified_folds(y_enc, self.cv, self.random_state)
         cd, vl, yy = jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc)
-        train, _ = kfold_stats(cd, vl, yy, jnp.asarray(folds), jnp.asarray(w),
-                               n_states=self.n_states_, n_classes=c, n_folds=self.cv)
+        train, _ = kfold_stats(
+            cd,
+            vl,
+            yy,
+            jnp.asarray(folds),
+            jnp.asarray(w),
+            n_states=self.n_states_,
+            n_classes=c,
+            n_folds=self.cv,
+        )
         fold_w = (folds[None, :] == np.arange(self.cv)[:, None]) * w[None, :]
-        evaluate = _make_cv_evaluator(train, cd, vl, yy, jnp.asarray(fold_w), self.alpha,
-                                      self.var_smoothing)
-        mask, errors, _ = flt.filter_wrapper_forward(jnp.asarray(rank_score), evaluate,
-                                                     batched=True, max_features=self.max_features)
+        evaluate = _make_cv_evaluator(
+            train, cd, vl, yy, jnp.asarray(fold_w), self.alpha, self.var_smoothing
+        )
+        mask, errors, _ = flt.filter_wrapper_forward(
+            jnp.asarray(rank_score), evaluate, batched=True, max_features=self.max_features
+        )
         to_user = self._internal_to_user()
         self.scores_ = np.empty(p)
         self.scores_[to_user] = rel
@@ -836,7 +926,8 @@ def _cv_errors(train, codes, values, y, fold_w, alpha, var_smoothing, masks):
         params = fit_mle(stats_k, alpha, var_smoothing)
         L = lk.log_contributions(params, codes, values)  # (n, p, c)
         scores = params.log_prior[None, None, :] + jnp.einsum(
-            "npc,sp->snc", L, masks.astype(L.dtype))
+            "npc,sp->snc", L, masks.astype(L.dtype)
+        )
         wrong = (jnp.argmax(scores, axis=-1) != y[None, :]).astype(L.dtype)
         return wrong @ wk  # (s,)
 
@@ -853,21 +944,45 @@ def _make_cv_evaluator(train, codes, values, y, fold_w, alpha, var_smoothing):
 # --------------------------------------------------------------------------------------------------
 def register_methods(register) -> None:
     """Plug the structure, kernel and filter methods into `python -m jaxnb compare`."""
-    register("TAN", lambda kind: TAN(kind="auto"),
-             "tree-augmented NB (Chow-Liu on class-conditional MI; discrete or Gaussian)",
-             ("discrete", "continuous"))
-    register("SemiNaive", lambda kind: GaussianSemiNaiveNB(search="fssj"),
-             "Gaussian semi-naive NB (FSSJ, 30% validation split)", ("continuous",))
-    register("FlexibleNB", lambda kind: FlexibleNB(),
-             "flexible NB (1-D Gaussian KDE per predictor and class, normal rule)",
-             ("continuous", "mixed"))
-    register("Parzen", lambda kind: ParzenNB(),
-             "Parzen-window classifier (joint KDE per class, normal rule)",
-             ("continuous", "mixed"))
-    register("CFS+NB", lambda kind: FilterNB(filter="cfs"),
-             "CFS (Hall, best-first) then NB", ("discrete", "continuous", "mixed"))
-    register("MI+NB", lambda kind: FilterNB(filter="mi"),
-             "MI filter (random-probe threshold) then NB", ("discrete", "continuous", "mixed"))
-    register("mRMR+NB", lambda kind: FilterNB(filter="mrmr"),
-             "mRMR ranking (k by random probes) then NB", ("discrete", "continuous", "mixed"))
-
+    register(
+        "TAN",
+        lambda kind: TAN(kind="auto"),
+        "tree-augmented NB (Chow-Liu on class-conditional MI; discrete or Gaussian)",
+        ("discrete", "continuous"),
+    )
+    register(
+        "SemiNaive",
+        lambda kind: GaussianSemiNaiveNB(search="fssj"),
+        "Gaussian semi-naive NB (FSSJ, 30% validation split)",
+        ("continuous",),
+    )
+    register(
+        "FlexibleNB",
+        lambda kind: FlexibleNB(),
+        "flexible NB (1-D Gaussian KDE per predictor and class, normal rule)",
+        ("continuous", "mixed"),
+    )
+    register(
+        "Parzen",
+        lambda kind: ParzenNB(),
+        "Parzen-window classifier (joint KDE per class, normal rule)",
+        ("continuous", "mixed"),
+    )
+    register(
+        "CFS+NB",
+        lambda kind: FilterNB(filter="cfs"),
+        "CFS (Hall, best-first) then NB",
+        ("discrete", "continuous", "mixed"),
+    )
+    register(
+        "MI+NB",
+        lambda kind: FilterNB(filter="mi"),
+        "MI filter (random-probe threshold) then NB",
+        ("discrete", "continuous", "mixed"),
+    )
+    register(
+        "mRMR+NB",
+        lambda kind: FilterNB(filter="mrmr"),
+        "mRMR ranking (k by random probes) then NB",
+        ("discrete", "continuous", "mixed"),
+    )

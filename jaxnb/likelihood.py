@@ -63,7 +63,8 @@ def _gaussian_contributions(params: NBParams, values):
 def log_contributions(params: NBParams, codes, values):
     r"""Per-predictor log-contributions L (n, p, c), predictor order [discrete, continuous]."""
     return jnp.concatenate(
-        [_discrete_contributions(params, codes), _gaussian_contributions(params, values)], axis=1)
+        [_discrete_contributions(params, codes), _gaussian_contributions(params, values)], axis=1
+    )
 
 
 def combine(L, weights=None, bias=None):
@@ -164,7 +165,8 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
     out = jax.lax.fori_loop(0, nb, body, jnp.zeros((n, c), res.dtype))
     if n - nb * bs:
         out = jax.lax.dynamic_update_slice_in_dim(
-            out, block(codes[nb * bs:], values[nb * bs:]), nb * bs, 0)
+            out, block(codes[nb * bs :], values[nb * bs :]), nb * bs, 0
+        )
     return out
 
 
@@ -200,7 +202,7 @@ def _discrete_rhs(params: NBParams, Wq):
     finite = jnp.where(jnp.isfinite(Lw), Lw, 0.0)
     flags = [(Lw == jnp.inf), (Lw == -jnp.inf), jnp.isnan(Lw)]
     B = 1 << q.bit_length()  # a power of two > q: a digit never carries
-    packed = B ** 3 <= 2 ** (jnp.finfo(Lw.dtype).nmant + 1)
+    packed = B**3 <= 2 ** (jnp.finfo(Lw.dtype).nmant + 1)
     if packed:
         ind = [(flags[0] + B * flags[1] + (B * B) * flags[2]).astype(Lw.dtype)]
     else:
@@ -221,11 +223,14 @@ def _nonfinite_terms(h, q, c, packed):
         neg = jnp.floor(rest / B)
         pos = rest - neg * B
     else:
-        pos, neg, nan_ = h[:, :c], h[:, c:2 * c], h[:, 2 * c:]
+        pos, neg, nan_ = h[:, :c], h[:, c : 2 * c], h[:, 2 * c :]
     pos, neg, nan_ = pos > 0, neg > 0, nan_ > 0
     inf = jnp.asarray(jnp.inf, h.dtype)
-    return jnp.where(nan_ | (pos & neg), jnp.asarray(jnp.nan, h.dtype),
-                     jnp.where(pos, inf, jnp.where(neg, -inf, jnp.zeros((), h.dtype))))
+    return jnp.where(
+        nan_ | (pos & neg),
+        jnp.asarray(jnp.nan, h.dtype),
+        jnp.where(pos, inf, jnp.where(neg, -inf, jnp.zeros((), h.dtype))),
+    )
 
 
 def log_posterior(params: NBParams, codes, values, weights=None, bias=None, shift=None):

@@ -104,8 +104,14 @@ def _merge_folds(fold: SuffStats) -> SuffStats:
     safe = jnp.where(w > 0, w, 1.0)
     mean = (fold.weight * fold.mean).sum(0) / safe
     m2 = fold.m2.sum(0) + (fold.weight * (fold.mean - mean[None]) ** 2).sum(0)
-    return SuffStats(fold.class_weight.sum(0), fold.counts.sum(0), w, jnp.where(w > 0, mean, 0.0),
-                     m2, fold.n_states)
+    return SuffStats(
+        fold.class_weight.sum(0),
+        fold.counts.sum(0),
+        w,
+        jnp.where(w > 0, mean, 0.0),
+        m2,
+        fold.n_states,
+    )
 
 
 def select_along_path(path_scores, rule: str = "min", sizes=None, n_valid=None) -> int:

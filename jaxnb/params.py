@@ -78,8 +78,9 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
       var_smoothing: variance floor as a fraction of the pooled variance.
       priors: optional fixed class prior (c,); default the empirical class frequencies.
     """
-    cpt = (_normalize_blocks(stats.counts + alpha, stats.n_states) if stats.n_states
-           else stats.counts)
+    cpt = (
+        _normalize_blocks(stats.counts + alpha, stats.n_states) if stats.n_states else stats.counts
+    )
     pw, pmean, pm2 = pooled_gaussian(stats)
     pvar = pm2 / jnp.where(pw > 0, pw, 1.0)
     # A constant or never-observed predictor has pooled variance 0: give it a unit variance in

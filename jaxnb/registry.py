@@ -23,8 +23,12 @@ class MethodSpec:
 _REGISTRY: dict[str, MethodSpec] = {}
 
 
-def register(name: str, factory: Callable, description: str,
-             kinds: tuple[str, ...] = ("discrete", "continuous", "mixed")) -> None:
+def register(
+    name: str,
+    factory: Callable,
+    description: str,
+    kinds: tuple[str, ...] = ("discrete", "continuous", "mixed"),
+) -> None:
     """Add a method (``factory(kind) -> estimator``) under ``name``."""
     _REGISTRY[name] = MethodSpec(name, factory, description, tuple(kinds))
 
@@ -54,15 +58,25 @@ def _load_builtin() -> None:
     register("NB", lambda kind: est.NaiveBayes(), "naive Bayes (Laplace CPTs, Gaussian)")
     from . import estimators_search as search
 
-    register("SNB", lambda kind: search.SelectiveNB(direction="forward"),
-             "selective NB, forward search on training error (Langley & Sage)")
-    register("fsNB", lambda kind: search.StagewiseNB(),
-             "forward stagewise NB (eps=0.025, v=20, early stopping, AIC)")
+    register(
+        "SNB",
+        lambda kind: search.SelectiveNB(direction="forward"),
+        "selective NB, forward search on training error (Langley & Sage)",
+    )
+    register(
+        "fsNB",
+        lambda kind: search.StagewiseNB(),
+        "forward stagewise NB (eps=0.025, v=20, early stopping, AIC)",
+    )
     # Optional families: registered when their modules are present.
     import importlib
 
-    for mod in ("jaxnb.estimators_search", "jaxnb.estimators_penalized",
-                "jaxnb.estimators_structure", "jaxnb.stream.online"):
+    for mod in (
+        "jaxnb.estimators_search",
+        "jaxnb.estimators_penalized",
+        "jaxnb.estimators_structure",
+        "jaxnb.stream.online",
+    ):
         try:
             m = importlib.import_module(mod)
         except ModuleNotFoundError as e:

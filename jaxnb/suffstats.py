@@ -73,8 +73,10 @@ class SuffStats(eqx.Module):
 
 def state_offsets(n_states: tuple[int, ...]) -> np.ndarray:
     """Row offset of each discrete predictor's block in a flattened CPT (static, NumPy)."""
-    return np.concatenate([[0], np.cumsum(n_states)[:-1]]).astype(np.int32) if n_states else (
-        np.zeros((0,), np.int32)
+    return (
+        np.concatenate([[0], np.cumsum(n_states)[:-1]]).astype(np.int32)
+        if n_states
+        else (np.zeros((0,), np.int32))
     )
 
 
@@ -89,8 +91,14 @@ def empty_stats(n_states, n_continuous: int, n_classes: int, dtype=None) -> Suff
     n_states = tuple(int(m) for m in n_states)
     K = int(sum(n_states))
     z = lambda *s: jnp.zeros(s, dtype)
-    return SuffStats(z(n_classes), z(K, n_classes), z(n_classes, n_continuous),
-                     z(n_classes, n_continuous), z(n_classes, n_continuous), n_states)
+    return SuffStats(
+        z(n_classes),
+        z(K, n_classes),
+        z(n_classes, n_continuous),
+        z(n_classes, n_continuous),
+        z(n_classes, n_continuous),
+        n_states,
+    )
 
 
 def _onehot_layout(n_states: tuple[int, ...]):
@@ -136,8 +144,9 @@ def _rows_dot(Yw, z):
     b = z.shape[0]
     if b % 8 or b < 64:
         return Yw.T @ z
-    return jnp.einsum("kbc,kbr->cr", Yw.reshape(8, b // 8, Yw.shape[1]),
-                      z.reshape(8, b // 8, z.shape[1]))
+    return jnp.einsum(
+        "kbc,kbr->cr", Yw.reshape(8, b // 8, Yw.shape[1]), z.reshape(8, b // 8, z.shape[1])
+    )
 
 
 def _block_sums(codes, values, Yw, n_states, shift, masked=True):
@@ -185,14 +194,16 @@ def _blocked_sums(codes, values, Yw, n_states, shift, block_size, masked=True):
     init = _block_sums(codes[:0], values[:0], Yw[:0], n_states, shift, masked)
     acc = lax.fori_loop(0, nb, body, init)
     if n - nb * bs:
-        tail = _block_sums(codes[nb * bs:], values[nb * bs:], Yw[nb * bs:], n_states, shift,
-                           masked)
+        tail = _block_sums(
+            codes[nb * bs :], values[nb * bs :], Yw[nb * bs :], n_states, shift, masked
+        )
         acc = jax.tree.map(jnp.add, acc, tail)
     return acc
 
 
-def accumulate(codes, values, Y, weight=None, *, n_states,
-               block_size: int | None = None) -> SuffStats:
+def accumulate(
+    codes, values, Y, weight=None, *, n_states, block_size: int | None = None
+) -> SuffStats:
     r"""Sufficient statistics of one data set.
 
     Args:
@@ -232,8 +243,9 @@ def accumulate(codes, values, Y, weight=None, *, n_states,
         # instead of three, and no mask), S0 from the class weights; if that pass meets a missing
         # value (its sums are not finite) the continuous sums are redone with masking. Small data
         # (one block, e.g. vmapped sweeps) always takes the masked pass.
-        counts, _, s1, s2 = _blocked_sums(codes, values, Yw, n_states, shift, block_size,
-                                          masked=False)
+        counts, _, s1, s2 = _blocked_sums(
+            codes, values, Yw, n_states, shift, block_size, masked=False
+        )
         s0 = jnp.broadcast_to(Yw.sum(0)[:, None], s1.shape)
 
         def redo():
@@ -288,11 +300,20 @@ def subtract(total: SuffStats, part: SuffStats) -> SuffStats:
     safe = jnp.where(pos, na, 1.0)
     mean = jnp.where(pos, (total.weight * total.mean - part.weight * part.mean) / safe, 0.0)
     delta = part.mean - mean
-    m2 = total.m2 - part.m2 - delta * delta * na * part.weight / jnp.where(
-        total.weight > 0, total.weight, 1.0)
+    m2 = (
+        total.m2
+        - part.m2
+        - delta * delta * na * part.weight / jnp.where(total.weight > 0, total.weight, 1.0)
+    )
     m2 = jnp.where(pos, jnp.maximum(m2, 0.0), 0.0)
-    return SuffStats(total.class_weight - part.class_weight, total.counts - part.counts,
-                     jnp.where(pos, na, 0.0), mean, m2, total.n_states)
+    return SuffStats(
+        total.class_weight - part.class_weight,
+        total.counts - part.counts,
+        jnp.where(pos, na, 0.0),
+        mean,
+        m2,
+        total.n_states,
+    )
 
 
 def pooled_gaussian(stats: SuffStats):
@@ -310,4 +331,5 @@ def _check_compatible(a: SuffStats, b: SuffStats) -> None:
     if a.counts.shape != b.counts.shape or a.mean.shape != b.mean.shape:
         raise ValueError(
             f"cannot combine statistics of shapes {a.counts.shape}/{a.mean.shape} and "
-            f"{b.counts.shape}/{b.mean.shape}")
+            f"{b.counts.shape}/{b.mean.shape}"
+        )

@@ -253,9 +253,7 @@ def _group_lasso_fit_eval(
 
     def one(params, active):
         nb = NBParams(log_prior, params.cpt, params.mean, params.std, tuple(n_states))
-        out = _evaluate_all(
-            lambda c, v: lk.log_joint(nb, c, v, shift=shift), d, train_w, valid_w
-        )
+        out = _evaluate_all(lambda c, v: lk.log_joint(nb, c, v, shift=shift), d, train_w, valid_w)
         n_active = jnp.sum(active).astype(jnp.int32)
         out["n_active"] = n_active
         # AIC = 2 x training log-loss + 2d/N (`jaxnb.model_selection.aic`; both scalings by 2 are

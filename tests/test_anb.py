@@ -12,9 +12,18 @@ from jaxnb.stream.simulate import StreamSpec, make_rows
 
 @pytest.fixture(scope="module")
 def redundant_data():
-    spec = StreamSpec(n_predictors=16, n_relevant=5, n_redundant=8, redundant_sources=2,
-                      signal=1.5, weakest=0.15, n_examples=9_000, n_test=3_000,
-                      chunk_rows=3_000, seed=1)
+    spec = StreamSpec(
+        n_predictors=16,
+        n_relevant=5,
+        n_redundant=8,
+        redundant_sources=2,
+        signal=1.5,
+        weakest=0.15,
+        n_examples=9_000,
+        n_test=3_000,
+        chunk_rows=3_000,
+        seed=1,
+    )
     Xte, yte = make_rows(spec, 0, 3_000)
     X, y = make_rows(spec, 3_000, 9_000)
     return spec, X, y, Xte, yte

@@ -48,8 +48,15 @@ def test_python_search_equals_jit_search(n_classes):
     table_s = jnp.concatenate([m._table, jnp.zeros((p, 1, n_classes), m._table.dtype)], axis=1)
     codes_t = np.where(codes >= 0, codes, width).T.astype(np.int32)
     key = jax.random.key(3)
-    ref = ffwbw_average(jnp.asarray(codes_t), table_s, m._log_prior, jnp.asarray(y, jnp.int32),
-                        key, n_starts=2, max_passes=4)
+    ref = ffwbw_average(
+        jnp.asarray(codes_t),
+        table_s,
+        m._log_prior,
+        jnp.asarray(y, jnp.int32),
+        key,
+        n_starts=2,
+        max_passes=4,
+    )
     got = ffwbw_search(codes_t, table_s, m._log_prior, y, _orders_of_key(key, 2, 4, p))
     np.testing.assert_allclose(got[0], np.asarray(ref[0]), rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(got[1], np.asarray(ref[1]))
@@ -91,12 +98,15 @@ def test_elementary_bins_are_lower_quantiles():
     np.testing.assert_array_equal(counts, ref_counts)
 
 
-@pytest.mark.parametrize("values", [
-    [3.0, 1.0, np.nan, 3.0, 0.0, 7.0],
-    [-1.0, 2.5, 2.5, np.nan, -1.0],
-    [np.nan, np.nan],
-    [1e6, 2.0, 1e6],
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [3.0, 1.0, np.nan, 3.0, 0.0, 7.0],
+        [-1.0, 2.5, 2.5, np.nan, -1.0],
+        [np.nan, np.nan],
+        [1e6, 2.0, 1e6],
+    ],
+)
 def test_category_codes_match_unique(values):
     col = np.asarray(values, dtype=np.float64)
     cats, codes = _category_codes(col)

@@ -36,8 +36,9 @@ def test_group_lasso_lambda_max_removes_every_predictor(data):
         m = GroupLassoNB(penalty=pen, discrete=disc).fit(X, y)
         assert m.n_selected_ == 0 and not m.support_.any()
         prior = np.bincount(y) / len(y)
-        np.testing.assert_allclose(m.predict_proba(X), np.broadcast_to(prior, (len(y), 3)),
-                                   rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(
+            m.predict_proba(X), np.broadcast_to(prior, (len(y), 3)), rtol=1e-12, atol=1e-14
+        )
     # just below lambda_max at least one predictor is active
     m = GroupLassoNB(penalty=0.9 * path.lambda_max_, discrete=disc).fit(X, y)
     assert m.n_selected_ >= 1
@@ -50,8 +51,9 @@ def test_group_lasso_zero_penalty_is_the_mle(data, alpha):
     m.fit(X, y)
     assert m.converged_ and m.n_selected_ == 5
     nb = NaiveBayes(alpha=alpha, var_smoothing=0.0, discrete=disc).fit(X, y)
-    np.testing.assert_allclose(m.predict_log_proba(X), nb.predict_log_proba(X), rtol=1e-6,
-                               atol=1e-7)
+    np.testing.assert_allclose(
+        m.predict_log_proba(X), nb.predict_log_proba(X), rtol=1e-6, atol=1e-7
+    )
     np.testing.assert_allclose(np.asarray(m.params_.cpt), np.asarray(nb.params_.cpt), atol=1e-7)
 
 
@@ -83,8 +85,9 @@ def test_adaptive_keeps_redundant_copies_and_discards_irrelevant():
     rng = np.random.default_rng(11)
     n = 300
     y = rng.integers(0, 3, n)
-    rel = np.stack([np.where(rng.random(n) < s, y, rng.integers(0, 3, n))
-                    for s in (0.6, 0.45, 0.35)], 1)
+    rel = np.stack(
+        [np.where(rng.random(n) < s, y, rng.integers(0, 3, n)) for s in (0.6, 0.45, 0.35)], 1
+    )
     red = np.where(rng.random((n, 3)) < 0.9, rel[:, :1], rng.integers(0, 3, (n, 3)))
     irr = rng.integers(0, 3, (n, 3))
     X = np.concatenate([rel, red, irr], 1)
@@ -139,16 +142,25 @@ def test_weighted_nb_gradient_beats_nb_log_loss(data):
 
 def test_clone_get_params_and_validation(data):
     sklearn_base = pytest.importorskip("sklearn.base")
-    for est in (GroupLassoNB(adaptive=False, n_penalties=7), L1NB(variant="exact"),
-                WeightedNB(scheme="gradient", l2=0.1)):
+    for est in (
+        GroupLassoNB(adaptive=False, n_penalties=7),
+        L1NB(variant="exact"),
+        WeightedNB(scheme="gradient", l2=0.1),
+    ):
         c = sklearn_base.clone(est)
         assert c.get_params() == est.get_params() and c is not est
-    bad = [(GroupLassoNB(penalty=-1.0), "penalty"), (GroupLassoNB(selection="bic"), "selection"),
-           (GroupLassoNB(selection="fixed"), "penalty"),
-           (GroupLassoNB(n_penalties=1), "n_penalties"),
-           (GroupLassoNB(adaptive="yes"), "adaptive"), (L1NB(variant="lars"), "variant"),
-           (L1NB(selection="cv"), "selection"), (WeightedNB(scheme="x"), "scheme"),
-           (WeightedNB(n_bins=1), "n_bins"), (WeightedNB(l2=-1.0), "l2")]
+    bad = [
+        (GroupLassoNB(penalty=-1.0), "penalty"),
+        (GroupLassoNB(selection="bic"), "selection"),
+        (GroupLassoNB(selection="fixed"), "penalty"),
+        (GroupLassoNB(n_penalties=1), "n_penalties"),
+        (GroupLassoNB(adaptive="yes"), "adaptive"),
+        (L1NB(variant="lars"), "variant"),
+        (L1NB(selection="cv"), "selection"),
+        (WeightedNB(scheme="x"), "scheme"),
+        (WeightedNB(n_bins=1), "n_bins"),
+        (WeightedNB(l2=-1.0), "l2"),
+    ]
     X, y, disc = data
     for est, name in bad:
         with pytest.raises(ValueError, match=name):

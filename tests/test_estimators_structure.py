@@ -44,8 +44,11 @@ def bimodal(n, seed):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
     sign = rng.choice([-2.0, 2.0], (n, 2))
-    X = np.where(y[:, None] == 0, sign + 0.5 * rng.standard_normal((n, 2)),
-                 math.sqrt(4.25) * rng.standard_normal((n, 2)))
+    X = np.where(
+        y[:, None] == 0,
+        sign + 0.5 * rng.standard_normal((n, 2)),
+        math.sqrt(4.25) * rng.standard_normal((n, 2)),
+    )
     return X, y
 
 
@@ -200,10 +203,12 @@ def test_kernel_posteriors_match_reference_and_sum_to_one():
     Xq, _ = bimodal(7, seed=6)
     flex = FlexibleNB().fit(X, y)
     parzen = ParzenNB().fit(X, y)
-    np.testing.assert_allclose(flex.predict_log_proba(Xq), _kde_reference(Xq, X, y, 1),
-                               rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(parzen.predict_log_proba(Xq), _kde_reference(Xq, X, y, 2),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        flex.predict_log_proba(Xq), _kde_reference(Xq, X, y, 1), rtol=1e-10, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        parzen.predict_log_proba(Xq), _kde_reference(Xq, X, y, 2), rtol=1e-10, atol=1e-12
+    )
     for est in (flex, parzen, FlexibleTAN().fit(X, y)):
         np.testing.assert_allclose(est.predict_proba(Xq).sum(1), 1.0, rtol=1e-12)
 
@@ -245,8 +250,9 @@ def _filter_data(seed=8, n=300):
     X[:, 0] += y
     X[:, 1] = X[:, 0] + 0.1 * rng.standard_normal(n)  # redundant copy
     X[:, 3] += 0.5 * (y == 2)
-    codes = np.column_stack([np.where(rng.random(n) < 0.6, y, rng.integers(0, 3, n)),
-                             rng.integers(0, 3, (n, 3))])
+    codes = np.column_stack(
+        [np.where(rng.random(n) < 0.6, y, rng.integers(0, 3, n)), rng.integers(0, 3, (n, 3))]
+    )
     codes[:, 2] = np.where(rng.random(n) < 0.9, codes[:, 0], codes[:, 2])
     return X, codes, y
 
@@ -269,8 +275,9 @@ def test_filter_nb_support_matches_filter_functions():
     np.testing.assert_array_equal(est.ranking_, np.asarray(flt.mrmr(rel, red, 3)))
     assert not (est.support_[0] and est.support_[1])  # the redundant copy is not picked twice
     est = FilterNB("cfs").fit(X, y)
-    sel, _ = flt.cfs(flt.class_correlation_continuous(X, y, 3),
-                     flt.feature_correlation_continuous(X))
+    sel, _ = flt.cfs(
+        flt.class_correlation_continuous(X, y, 3), flt.feature_correlation_continuous(X)
+    )
     np.testing.assert_array_equal(est.support_, mask(sel, 6))
     est = FilterNB("threshold", threshold=0.05).fit(X, y)
     np.testing.assert_array_equal(est.support_, rel > 0.05)
@@ -285,8 +292,9 @@ def test_filter_nb_support_matches_filter_functions():
     assert est.n_selected_ == len(sel)
     # NB on the selected columns = FilterNB (the mask drops the others' terms exactly)
     ref = NaiveBayes().fit(codes[:, sel], y)
-    np.testing.assert_allclose(est.predict_log_proba(codes), ref.predict_log_proba(codes[:, sel]),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        est.predict_log_proba(codes), ref.predict_log_proba(codes[:, sel]), rtol=1e-10
+    )
 
 
 def test_filter_nb_probe_rule_keeps_relevant_predictors():
@@ -319,9 +327,15 @@ def test_filter_wrapper_picks_best_nested_subset():
 def test_sklearn_clone_roundtrip():
     base = pytest.importorskip("sklearn.base")
     X, y = bimodal(60, seed=9)
-    for est in (TAN(kind="gaussian", root=1), GaussianSemiNaiveNB(validation_fraction=0.4),
-                FlexibleNB(h=0.5), ParzenNB(chunk_size=16), FlexibleTAN(structure="gaussian"),
-                FilterNB("mi", k=1), FilterWrapperNB(cv=3)):
+    for est in (
+        TAN(kind="gaussian", root=1),
+        GaussianSemiNaiveNB(validation_fraction=0.4),
+        FlexibleNB(h=0.5),
+        ParzenNB(chunk_size=16),
+        FlexibleTAN(structure="gaussian"),
+        FilterNB("mi", k=1),
+        FilterWrapperNB(cv=3),
+    ):
         twin = base.clone(est)
         assert twin is not est and twin.get_params() == est.get_params()
         assert base.is_classifier(twin)
@@ -353,15 +367,25 @@ def test_wrong_kind_errors():
     assert FlexibleNB(discrete="none").fit(codes.astype(float), y).n_selected_ == 4
 
 
-@pytest.mark.parametrize("est, name", [
-    (TAN(kind="tree"), "kind"), (TAN(alpha=-1), "alpha"), (TAN(root=-1), "root"),
-    (GaussianSemiNaiveNB(search="forward"), "search"),
-    (GaussianSemiNaiveNB(validation_fraction=1.0), "validation_fraction"),
-    (FlexibleNB(h=0.0), "h"), (ParzenNB(chunk_size=0), "chunk_size"),
-    (FlexibleTAN(structure="mst"), "structure"), (FilterNB(filter="lasso"), "filter"),
-    (FilterNB(k=0), "k"), (FilterNB("mi", k=9), "k"), (FilterNB(n_bins=1), "n_bins"),
-    (FilterWrapperNB(filter="cfs"), "filter"), (FilterWrapperNB(cv=1), "cv"),
-])
+@pytest.mark.parametrize(
+    "est, name",
+    [
+        (TAN(kind="tree"), "kind"),
+        (TAN(alpha=-1), "alpha"),
+        (TAN(root=-1), "root"),
+        (GaussianSemiNaiveNB(search="forward"), "search"),
+        (GaussianSemiNaiveNB(validation_fraction=1.0), "validation_fraction"),
+        (FlexibleNB(h=0.0), "h"),
+        (ParzenNB(chunk_size=0), "chunk_size"),
+        (FlexibleTAN(structure="mst"), "structure"),
+        (FilterNB(filter="lasso"), "filter"),
+        (FilterNB(k=0), "k"),
+        (FilterNB("mi", k=9), "k"),
+        (FilterNB(n_bins=1), "n_bins"),
+        (FilterWrapperNB(filter="cfs"), "filter"),
+        (FilterWrapperNB(cv=1), "cv"),
+    ],
+)
 def test_bad_hyperparameters_name_the_argument(est, name):
     X, _, y = _filter_data(n=40)
     with pytest.raises(ValueError, match=rf"\b{name}\b"):

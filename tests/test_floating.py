@@ -36,8 +36,12 @@ def ref_floating(L, bias, y, w, direction, criterion, max_features=None, initial
     tol = 0.0 if criterion == "error" else np.finfo(np.float64).eps ** 0.75
 
     def score(m):
-        return np.mean([_crit(bias[k] + (L[k] * m[None, :, None]).sum(1), y, criterion, w[k])
-                        for k in range(K)])
+        return np.mean(
+            [
+                _crit(bias[k] + (L[k] * m[None, :, None]).sum(1), y, criterion, w[k])
+                for k in range(K)
+            ]
+        )
 
     def toggled(m, i):
         m = m.copy()
@@ -45,8 +49,11 @@ def ref_floating(L, bias, y, w, direction, criterion, max_features=None, initial
         return m
 
     def step(mask, fwd, shield):
-        cands = [i for i in range(p) if (not mask[i]) == fwd and i != shield
-                 and (not fwd or mask.sum() < cap)]
+        cands = [
+            i
+            for i in range(p)
+            if (not mask[i]) == fwd and i != shield and (not fwd or mask.sum() < cap)
+        ]
         if not cands:
             return None, None
         vals = [score(toggled(mask, i)) for i in cands]
@@ -87,8 +94,15 @@ def ref_floating(L, bias, y, w, direction, criterion, max_features=None, initial
 
 
 def _run(L, bias, y, direction, criterion, **kw):
-    return sel.selective_path(jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y),
-                              direction=direction, criterion=criterion, stopping="full", **kw)
+    return sel.selective_path(
+        jnp.asarray(L),
+        jnp.asarray(bias),
+        jnp.asarray(y),
+        direction=direction,
+        criterion=criterion,
+        stopping="full",
+        **kw,
+    )
 
 
 def _n_conditional(masks, main_fwd):
@@ -96,34 +110,36 @@ def _n_conditional(masks, main_fwd):
     return int(np.sum(np.diff(sizes) == (-1 if main_fwd else 1)))
 
 
-CASES = [(d, crit, seed, c, p) for d in ("forward_backward", "backward_forward")
-         for crit in CRITERIA for (seed, c, p) in ((0, 2, 8), (1, 3, 10), (2, 2, 12))]
+CASES = [
+    (d, crit, seed, c, p)
+    for d in ("forward_backward", "backward_forward")
+    for crit in CRITERIA
+    for (seed, c, p) in ((0, 2, 8), (1, 3, 10), (2, 2, 12))
+]
 
 
 @pytest.mark.parametrize("direction,criterion,seed,c,p", CASES)
 def test_floating_matches_numpy_reference(direction, criterion, seed, c, p):
     L, bias, y = _problem(seed, p=p, c=c)
     path = _run(L, bias, y, direction, criterion)
-    masks, values = ref_floating(L[None], bias[None], y, np.ones((1, len(y))), direction,
-                                 criterion)
+    masks, values = ref_floating(L[None], bias[None], y, np.ones((1, len(y))), direction, criterion)
     k = int(path.n_steps)
     np.testing.assert_array_equal(np.asarray(path.mask[: k + 1]), masks)
-    np.testing.assert_allclose(np.asarray(path.criterion[: k + 1]), values, rtol=1e-10,
-                               atol=1e-12)
+    np.testing.assert_allclose(np.asarray(path.criterion[: k + 1]), values, rtol=1e-10, atol=1e-12)
     assert bool(path.converged)
     # ends at the full (SFFS) / empty (SBFS) set; sizes move by one
     assert masks[-1].all() if direction == "forward_backward" else not masks[-1].any()
     np.testing.assert_array_equal(np.asarray(path.size[: k + 1]), masks.sum(1))
     np.testing.assert_array_equal(np.abs(np.diff(masks.sum(1))), 1)
     # the error column is the error of each recorded subset
-    err = [_crit(bias + (L * m[None, :, None]).sum(1), y, "error", np.ones(len(y)))
-           for m in masks]
+    err = [_crit(bias + (L * m[None, :, None]).sum(1), y, "error", np.ones(len(y))) for m in masks]
     np.testing.assert_allclose(np.asarray(path.error[: k + 1]), err, atol=1e-12)
     main_fwd = direction == "forward_backward"
-    toggled, added = np.asarray(path.toggled[1: k + 1]), np.asarray(path.added[1: k + 1])
+    toggled, added = np.asarray(path.toggled[1 : k + 1]), np.asarray(path.added[1 : k + 1])
     np.testing.assert_array_equal(added, np.diff(masks.sum(1)) > 0)
-    np.testing.assert_array_equal(toggled, np.flatnonzero(np.diff(masks.astype(int), axis=0))
-                                  % L.shape[1])
+    np.testing.assert_array_equal(
+        toggled, np.flatnonzero(np.diff(masks.astype(int), axis=0)) % L.shape[1]
+    )
     assert k == L.shape[1] + 2 * _n_conditional(masks, main_fwd)
 
 
@@ -167,8 +183,11 @@ def _fold_case():
     bk = np.stack([bias] * K)
     init = np.zeros(9, bool)
     init[[1, 4, 6]] = True
-    kwargs = (dict(max_features=5), dict(initial_mask=init), dict(initial_mask=init,
-                                                                  max_features=6))
+    kwargs = (
+        dict(max_features=5),
+        dict(initial_mask=init),
+        dict(initial_mask=init, max_features=6),
+    )
     return Lk, bk, y, W, kwargs
 
 
@@ -176,16 +195,22 @@ def _fold_case():
 def test_floating_folds_max_features_initial_mask(direction):
     Lk, bk, y, W, kwargs = _fold_case()
     for kw in kwargs:
-        path = sel.selective_path(jnp.asarray(Lk), jnp.asarray(bk), jnp.asarray(y),
-                                  jnp.asarray(W), direction=direction, criterion="log_loss",
-                                  stopping="full", **{k: (jnp.asarray(v) if k == "initial_mask"
-                                                          else v) for k, v in kw.items()})
+        path = sel.selective_path(
+            jnp.asarray(Lk),
+            jnp.asarray(bk),
+            jnp.asarray(y),
+            jnp.asarray(W),
+            direction=direction,
+            criterion="log_loss",
+            stopping="full",
+            **{k: (jnp.asarray(v) if k == "initial_mask" else v) for k, v in kw.items()},
+        )
         masks, values = ref_floating(Lk, bk, y, W, direction, "log_loss", **kw)
         k = int(path.n_steps)
         np.testing.assert_array_equal(np.asarray(path.mask[: k + 1]), masks)
         np.testing.assert_allclose(np.asarray(path.criterion[: k + 1]), values, rtol=1e-10)
-        added = np.asarray(path.added[1: k + 1])
-        assert np.all(np.asarray(path.size[1: k + 1])[added] <= kw.get("max_features", 9))
+        added = np.asarray(path.added[1 : k + 1])
+        assert np.all(np.asarray(path.size[1 : k + 1])[added] <= kw.get("max_features", 9))
         assert bool(path.converged)
 
 
@@ -193,16 +218,27 @@ def test_initial_mask_one_way_and_default():
     L, bias, y = _problem(5, p=8)
     init = np.zeros(8, bool)
     init[[0, 3]] = True
-    a = sel.selective_path(jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y), direction="forward",
-                           criterion="error_probability", stopping="full",
-                           initial_mask=jnp.asarray(init))
+    a = sel.selective_path(
+        jnp.asarray(L),
+        jnp.asarray(bias),
+        jnp.asarray(y),
+        direction="forward",
+        criterion="error_probability",
+        stopping="full",
+        initial_mask=jnp.asarray(init),
+    )
     np.testing.assert_array_equal(np.asarray(a.mask[0]), init)
     assert int(a.n_steps) == 6 and np.asarray(a.mask[6]).all()
     # initial_mask=None is the empty set for forward, the full set for backward
     for d, start in (("forward", False), ("backward", True)):
         b = sel.selective_path(jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y), direction=d)
-        c = sel.selective_path(jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y), direction=d,
-                               initial_mask=jnp.full(8, start))
+        c = sel.selective_path(
+            jnp.asarray(L),
+            jnp.asarray(bias),
+            jnp.asarray(y),
+            direction=d,
+            initial_mask=jnp.full(8, start),
+        )
         np.testing.assert_array_equal(np.asarray(b.mask), np.asarray(c.mask))
 
 
@@ -210,8 +246,9 @@ def test_floating_max_steps_cuts_path():
     L, bias, y = _problem(0, p=8)
     path = _run(L, bias, y, "forward_backward", "error_probability", max_steps=3)
     assert int(path.n_steps) == 3 and not bool(path.converged)
-    full, _ = ref_floating(L[None], bias[None], y, np.ones((1, len(y))), "forward_backward",
-                           "error_probability")
+    full, _ = ref_floating(
+        L[None], bias[None], y, np.ones((1, len(y))), "forward_backward", "error_probability"
+    )
     np.testing.assert_array_equal(np.asarray(path.mask), full[:4])
 
 
@@ -221,25 +258,38 @@ def test_floating_jit_and_vmap():
     bs = jnp.asarray(np.stack([q[1] for q in probs]))
     ys = jnp.asarray(np.stack([q[2] for q in probs]))
     for d in ("forward_backward", "backward_forward"):
-        f = lambda L, b, y, d=d: sel.selective_path(L, b, y, direction=d, criterion="error",
-                                                    stopping="full", max_steps=40)
+        f = lambda L, b, y, d=d: sel.selective_path(
+            L, b, y, direction=d, criterion="error", stopping="full", max_steps=40
+        )
         batched = jax.jit(jax.vmap(f))(Ls, bs, ys)
         for s in range(3):
             one = f(Ls[s], bs[s], ys[s])
             for name in ("mask", "criterion", "error", "size", "toggled"):
-                np.testing.assert_array_equal(np.asarray(getattr(batched, name)[s]),
-                                              np.asarray(getattr(one, name)))
+                np.testing.assert_array_equal(
+                    np.asarray(getattr(batched, name)[s]), np.asarray(getattr(one, name))
+                )
             assert int(batched.n_steps[s]) == int(one.n_steps)
-            ref, _ = ref_floating(np.asarray(Ls[s])[None], np.asarray(bs[s])[None],
-                                  np.asarray(ys[s]), np.ones((1, ys.shape[1])), d, "error")
+            ref, _ = ref_floating(
+                np.asarray(Ls[s])[None],
+                np.asarray(bs[s])[None],
+                np.asarray(ys[s]),
+                np.ones((1, ys.shape[1])),
+                d,
+                "error",
+            )
             np.testing.assert_array_equal(np.asarray(one.mask[: int(one.n_steps) + 1]), ref)
 
 
 def test_improve_floating_unchanged_by_full_option():
     """stopping="improve" keeps the alternating-phase floating search (every move improves)."""
     L, bias, y = _problem(6, p=10)
-    path = sel.selective_path(jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y),
-                              direction="backward_forward", criterion="error_probability")
+    path = sel.selective_path(
+        jnp.asarray(L),
+        jnp.asarray(bias),
+        jnp.asarray(y),
+        direction="backward_forward",
+        criterion="error_probability",
+    )
     k = int(path.n_steps)
     assert np.all(np.diff(np.asarray(path.criterion[: k + 1])) < 0)
 
@@ -248,11 +298,19 @@ def test_selective_estimator_floating_full():
     rng = np.random.default_rng(0)
     n = 200
     y = rng.integers(0, 2, n)
-    X = np.column_stack([y + rng.normal(0, 1, n), rng.normal(0, 1, n), -y + rng.normal(0, 1, n),
-                         rng.normal(0, 1, n), y + rng.normal(0, 1.5, n)])
+    X = np.column_stack(
+        [
+            y + rng.normal(0, 1, n),
+            rng.normal(0, 1, n),
+            -y + rng.normal(0, 1, n),
+            rng.normal(0, 1, n),
+            y + rng.normal(0, 1.5, n),
+        ]
+    )
     for d in ("forward_backward", "backward_forward"):
-        m = SelectiveNB(direction=d, stopping="full", criterion="error_probability",
-                        validation_fraction=0.5).fit(X, y)
+        m = SelectiveNB(
+            direction=d, stopping="full", criterion="error_probability", validation_fraction=0.5
+        ).fit(X, y)
         err, sizes = m.path_["error"], m.path_["size"]
         i = m.selected_step_
         assert err[i] == err.min() and sizes[i] == sizes[err == err.min()].min()

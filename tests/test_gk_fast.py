@@ -111,8 +111,9 @@ def _ref_update(state, values, y):
 
 
 def _assert_same(a, b):
-    np.testing.assert_array_equal(np.asarray(a.values).view(np.uint32),
-                                  np.asarray(b.values).view(np.uint32))
+    np.testing.assert_array_equal(
+        np.asarray(a.values).view(np.uint32), np.asarray(b.values).view(np.uint32)
+    )
     for f in ("g", "delta", "class_counts", "threshold"):
         np.testing.assert_array_equal(np.asarray(getattr(a, f)), np.asarray(getattr(b, f)), f)
 
@@ -135,16 +136,18 @@ def _data(kind, n, p, c, rng):
 
 
 @pytest.mark.parametrize("kind", ["random", "sorted", "reversed", "tied", "special"])
-@pytest.mark.parametrize("chunk,cap,eps", [(1, 5, None), (7, 20, None), (64, 10, 0.05),
-                                           (256, 100, None), (100, 30, 0.02)])
+@pytest.mark.parametrize(
+    "chunk,cap,eps",
+    [(1, 5, None), (7, 20, None), (64, 10, 0.05), (256, 100, None), (100, 30, 0.02)],
+)
 def test_gk_fast_matches_reference(kind, chunk, cap, eps):
     rng = np.random.default_rng(hash((kind, chunk, cap)) % 2**32)
     p, c, n = 5, 3, 700
     X, y = _data(kind, n, p, c, rng)
     a = b = GKClass.init(c, p, capacity=cap, chunk_size=chunk, epsilon=eps, dtype=jnp.float32)
     for k in range(0, n, 350):  # several updates: state carried over
-        a = _ref_update(a, jnp.asarray(X[k:k + 350]), jnp.asarray(y[k:k + 350]))
-        b = S.update_gkclass(b, jnp.asarray(X[k:k + 350]), jnp.asarray(y[k:k + 350]))
+        a = _ref_update(a, jnp.asarray(X[k : k + 350]), jnp.asarray(y[k : k + 350]))
+        b = S.update_gkclass(b, jnp.asarray(X[k : k + 350]), jnp.asarray(y[k : k + 350]))
         _assert_same(a, b)
 
 

@@ -34,8 +34,9 @@ def _stats(d, dtype):
     codes = jnp.asarray(d["codes_train"], jnp.int32)
     values = jnp.zeros((codes.shape[0], 0), dtype)
     y = jnp.asarray(d["y_train"], jnp.int32)
-    return fit_stats(codes, values, y, jnp.ones(codes.shape[0], dtype), n_states=N_STATES,
-                     n_classes=3)
+    return fit_stats(
+        codes, values, y, jnp.ones(codes.shape[0], dtype), n_states=N_STATES, n_classes=3
+    )
 
 
 @jax.jit
@@ -116,14 +117,21 @@ def test_dykstra_float32_stops_after_a_few_passes(dr_data, reference):
     problem, _ = reference
     seg = np.repeat(np.arange(20), 3).astype(np.int32)
     z = problem.mle.cpt + 0.05 * jnp.sin(jnp.arange(problem.mle.cpt.size)).reshape(
-        problem.mle.cpt.shape)
+        problem.mle.cpt.shape
+    )
     thr = 0.05 * jnp.linspace(0.0, 0.2, 20)
 
     def prox(z, center, thr, tol):
-        shrink = lambda c: prox_group_l2(c, center, thr, segment_ids=jnp.asarray(seg),
-                                         num_segments=20)
-        return prox_dykstra(project_cpt_affine(z, N_STATES), shrink,
-                            lambda c: project_cpt(c, N_STATES), max_steps=100, tol=tol)
+        shrink = lambda c: prox_group_l2(
+            c, center, thr, segment_ids=jnp.asarray(seg), num_segments=20
+        )
+        return prox_dykstra(
+            project_cpt_affine(z, N_STATES),
+            shrink,
+            lambda c: project_cpt(c, N_STATES),
+            max_steps=100,
+            tol=tol,
+        )
 
     x64, _, info64 = jax.jit(prox)(z, problem.center.cpt, thr, 1e-14)
     assert bool(info64.converged)
@@ -145,7 +153,8 @@ def test_fista_rounding_floor_certifies_unreachable_tolerance():
         A, b = jnp.asarray(A64, jnp.float32), jnp.asarray(b64, jnp.float32)
         f = lambda x: 0.5 * jnp.sum((A @ x - b) ** 2)
         x, info = jax.jit(lambda x0: solve_fista(f, prox, x0, tol=0.0, max_steps=3000))(
-            jnp.zeros(6, jnp.float32))
+            jnp.zeros(6, jnp.float32)
+        )
         state = jax.jit(lambda x0: fista_step(fista_init(x0), f, prox))(jnp.ones(6, jnp.float32))
         x, info, tol_eff = np.asarray(x), jax.tree.map(np.asarray, info), float(state.tolerance)
     assert bool(info.converged) and int(info.num_steps) < 1000

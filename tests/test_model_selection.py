@@ -20,17 +20,33 @@ def test_kfold_stats_equal_direct_fits():
     codes, values, y = _data()
     folds = ms.stratified_folds(y, 4, seed=1)
     w = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
-    train, fold = ms.kfold_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
-                                 jnp.asarray(folds), jnp.asarray(w), n_states=(3, 3),
-                                 n_classes=3, n_folds=4)
+    train, fold = ms.kfold_stats(
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        jnp.asarray(folds),
+        jnp.asarray(w),
+        n_states=(3, 3),
+        n_classes=3,
+        n_folds=4,
+    )
     for k in range(4):
         tw = w * (folds != k)
-        direct = fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
-                           jnp.asarray(tw), n_states=(3, 3), n_classes=3)
+        direct = fit_stats(
+            jnp.asarray(codes),
+            jnp.asarray(values),
+            jnp.asarray(y),
+            jnp.asarray(tw),
+            n_states=(3, 3),
+            n_classes=3,
+        )
         for name in ("class_weight", "counts", "weight", "mean", "m2"):
-            np.testing.assert_allclose(np.asarray(getattr(train, name)[k]),
-                                       np.asarray(getattr(direct, name)), rtol=1e-10,
-                                       atol=1e-10)
+            np.testing.assert_allclose(
+                np.asarray(getattr(train, name)[k]),
+                np.asarray(getattr(direct, name)),
+                rtol=1e-10,
+                atol=1e-10,
+            )
 
 
 def test_aic_formula():

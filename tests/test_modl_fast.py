@@ -84,8 +84,9 @@ def test_fast_modl_equals_previous_dp(kind):
     # one ragged batch (all J equal): the same answers as one at a time
     J = counts_l[0].shape[1]
     same = [j for j, c in enumerate(counts_l) if c.shape[1] == J]
-    many = modl_cuts_from_counts_many([cuts_l[j] for j in same], [counts_l[j] for j in same],
-                                      return_cost=True)
+    many = modl_cuts_from_counts_many(
+        [cuts_l[j] for j in same], [counts_l[j] for j in same], return_cost=True
+    )
     for j, (got, cost) in zip(same, many, strict=True):
         ref, ref_cost = _reference(cuts_l[j], counts_l[j])
         np.testing.assert_array_equal(got, ref)
@@ -117,8 +118,9 @@ def test_batched_modl_equals_brute_force(seed):
         m = int(rng.integers(1, 10))
         counts_l.append(rng.integers(0, 6, (m, J)).astype(float) + (np.arange(J) == 0))
     cuts_l = [np.arange(c.shape[0] - 1, dtype=float) for c in counts_l]
-    for (cuts, cost), counts in zip(modl_cuts_from_counts_many(cuts_l, counts_l, return_cost=True),
-                                    counts_l, strict=True):
+    for (cuts, cost), counts in zip(
+        modl_cuts_from_counts_many(cuts_l, counts_l, return_cost=True), counts_l, strict=True
+    ):
         m = counts.shape[0]
         best = np.inf
         for mask in itertools.product([False, True], repeat=m - 1):

@@ -54,8 +54,10 @@ def test_exact_grouping_equals_brute_force(seed):
     counts = np.array([rng.multinomial(int(rng.integers(1, 40)), profile[k]) for k in pick], float)
     counts[counts.sum(1) == 0, 0] = 1
     labels, cost = modl_grouping(counts, return_cost=True)
-    best = min(modl_grouping_cost(np.array([counts[g].sum(0) for g in part]), v)
-               for part in _partitions(list(range(v))))
+    best = min(
+        modl_grouping_cost(np.array([counts[g].sum(0) for g in part]), v)
+        for part in _partitions(list(range(v)))
+    )
     assert cost == pytest.approx(best, rel=1e-12)
     groups = np.array([counts[labels == g].sum(0) for g in range(labels.max() + 1)])
     assert modl_grouping_cost(groups, v) == pytest.approx(cost, rel=1e-12)

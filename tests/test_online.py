@@ -32,8 +32,11 @@ def _ref_sgd(X, y, c, *, lr, batch, warmup, var_smoothing, prior_smoothing):
         var = np.maximum(var + var_smoothing * pvar, 1e-12)
         log_prior = np.log(counts + prior_smoothing) - np.log(counts.sum() + c * prior_smoothing)
         xb, yb = X[start : start + batch], y[start : start + batch]
-        L = -0.5 * (np.log(2 * np.pi) + np.log(var.T)[None]
-                    + (xb[:, :, None] - mean.T[None]) ** 2 / var.T[None])
+        L = -0.5 * (
+            np.log(2 * np.pi)
+            + np.log(var.T)[None]
+            + (xb[:, :, None] - mean.T[None]) ** 2 / var.T[None]
+        )
         if counts.min() < warmup:
             continue
         H = log_prior + b + np.einsum("rik,ik->rk", L, w)
@@ -48,11 +51,13 @@ def _ref_sgd(X, y, c, *, lr, batch, warmup, var_smoothing, prior_smoothing):
 @pytest.mark.parametrize("batch", [1, 8])
 def test_sgd_matches_numpy_loop(batch):
     X, y = _data(n=48)
-    kw = dict(learning_rate=0.05, batch_size=batch, warmup=3, var_smoothing=1e-2,
-              prior_smoothing=1.0)
+    kw = dict(
+        learning_rate=0.05, batch_size=batch, warmup=3, var_smoothing=1e-2, prior_smoothing=1.0
+    )
     est = OnlineWeightedNB(**kw).fit(X, y)
-    w, b = _ref_sgd(X, y, 3, lr=0.05, batch=batch, warmup=3, var_smoothing=1e-2,
-                    prior_smoothing=1.0)
+    w, b = _ref_sgd(
+        X, y, 3, lr=0.05, batch=batch, warmup=3, var_smoothing=1e-2, prior_smoothing=1.0
+    )
     assert int(est.state_.n_steps) > 3
     np.testing.assert_allclose(est.weights_, w, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(est.bias_, b, rtol=1e-9, atol=1e-12)
@@ -85,8 +90,7 @@ def test_online_nb_gaussian_equals_naive_bayes(chunk):
     est = OnlineNB(var_smoothing=1e-3, prior_smoothing=0.0, summary_chunk=chunk)
     for s in range(0, 200, 70):
         est.partial_fit(X[s : s + 70], y[s : s + 70], classes=[0, 1, 2])
-    np.testing.assert_allclose(est.predict_log_proba(X), ref_lp, rtol=1e-9,
-                               atol=1e-10)
+    np.testing.assert_allclose(est.predict_log_proba(X), ref_lp, rtol=1e-9, atol=1e-10)
 
 
 def test_second_level_with_level1_cuts_is_level1():
@@ -109,9 +113,18 @@ def test_binned_summaries_modl_refresh(summary="cpid"):
 
 
 def test_wnb_beats_nb_with_redundant_predictors():
-    spec = StreamSpec(n_predictors=20, n_relevant=6, n_redundant=10, redundant_sources=2,
-                      signal=1.2, weakest=0.15, n_examples=20_000, n_test=4_000,
-                      chunk_rows=2_000, seed=3)
+    spec = StreamSpec(
+        n_predictors=20,
+        n_relevant=6,
+        n_redundant=10,
+        redundant_sources=2,
+        signal=1.2,
+        weakest=0.15,
+        n_examples=20_000,
+        n_test=4_000,
+        chunk_rows=2_000,
+        seed=3,
+    )
     Xte, yte = make_rows(spec, 0, 4_000)
     X, y = make_rows(spec, 4_000, 20_000)
     nb = OnlineNB().fit(X, y).score(Xte, yte)
@@ -153,8 +166,9 @@ def test_prequential_jit_is_test_then_train():
     for r in (7, 23, 41, 59):
         past = OnlineWeightedNB(learning_rate=0.02, warmup=2).fit(X[:r], y[:r], classes=[0, 1])
         assert ok[r] == (past.predict(X[r : r + 1])[0] == y[r])
-    res = prequential_jit(OnlineWeightedNB(learning_rate=0.02, warmup=2), X, y, report_every=25,
-                          verbose=False)
+    res = prequential_jit(
+        OnlineWeightedNB(learning_rate=0.02, warmup=2), X, y, report_every=25, verbose=False
+    )
     assert res.n_tested == 59 and res.n_correct == int(ok[1:].sum())
     np.testing.assert_array_equal(res.n_seen, [25, 50, 60])
 

@@ -23,8 +23,11 @@ def _generic(est, X, y, c):
     """The pre-fusion path: `lax.scan` of `_block_step` over one-row blocks."""
     cfg = est._config()
     state = online.init_state(est._new_summary(c, X.shape[1]), cfg.optimizer)
-    blocks = (jnp.asarray(X[:, None, :]), jnp.asarray(y[:, None], jnp.int32),
-              jnp.ones((len(y), 1), bool))
+    blocks = (
+        jnp.asarray(X[:, None, :]),
+        jnp.asarray(y[:, None], jnp.int32),
+        jnp.ones((len(y), 1), bool),
+    )
     state, out = lax.scan(lambda s, b: online._block_step(cfg, s, b, test=True), state, blocks)
     return state, np.asarray(out).reshape(-1)
 
@@ -34,16 +37,20 @@ def _generic(est, X, y, c):
 def test_row_path_equals_block_step(order, opt):
     X, y = _data()
     optimizer = {None: None, "sgd": optax.sgd(0.05), "adam": optax.adam(1e-2)}[opt]
-    est = OnlineWeightedNB(learning_rate=0.05, optimizer=optimizer, order=order, warmup=3,
-                           var_smoothing=1e-2)
+    est = OnlineWeightedNB(
+        learning_rate=0.05, optimizer=optimizer, order=order, warmup=3, var_smoothing=1e-2
+    )
     ok = est.prequential_correct(X, y, classes=[0, 1, 2])
     state, ok_ref = _generic(est, X, y, 3)
     np.testing.assert_array_equal(ok, ok_ref)
     np.testing.assert_allclose(est.weights_, np.asarray(state.weight), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(est.bias_, np.asarray(state.bias), rtol=1e-9, atol=1e-12)
     assert int(est.state_.n_steps) == int(state.n_steps) > 10
-    for a, b in zip((est.state_.summary.count, est.state_.summary.mean, est.state_.summary.m2),
-                    (state.summary.count, state.summary.mean, state.summary.m2), strict=True):
+    for a, b in zip(
+        (est.state_.summary.count, est.state_.summary.mean, est.state_.summary.m2),
+        (state.summary.count, state.summary.mean, state.summary.m2),
+        strict=True,
+    ):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-9)
     assert np.abs(est.weights_ - 1).max() > 1e-3
 

@@ -20,8 +20,7 @@ def test_helmert_basis_is_orthonormal_with_mean_row(c):
 def _params(key, p=7, c=3):
     k1, k2, k3, k4 = jax.random.split(key, 4)
     params = {"w": jax.random.normal(k1, (p, c)), "b": jax.random.normal(k2, (c,))}
-    grads = [{"w": jax.random.normal(k, (p, c)), "b": jax.random.normal(k, (c,))}
-             for k in (k3, k4)]
+    grads = [{"w": jax.random.normal(k, (p, c)), "b": jax.random.normal(k, (c,))} for k in (k3, k4)]
     return params, grads
 
 
@@ -51,8 +50,9 @@ def test_contrast_basis_adam_is_adam_in_rotated_coordinates():
         grads = jax.tree.map(lambda a: a.astype(jnp.float64), grads)
         Q = jnp.asarray(helmert_basis(3))
         rot = lambda t: jax.tree.map(lambda a: a @ Q.T, t)
-        ref = jax.tree.map(lambda a: a @ Q, _run(optax.adam(0.05), rot(params),
-                                                 [rot(g) for g in grads]))
+        ref = jax.tree.map(
+            lambda a: a @ Q, _run(optax.adam(0.05), rot(params), [rot(g) for g in grads])
+        )
         got = _run(contrast_basis(optax.adam(0.05), n_classes=3), params, grads)
         plain = _run(optax.adam(0.05), params, grads)
         for k in ref:

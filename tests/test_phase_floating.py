@@ -11,8 +11,9 @@ from jaxnb.methods import selective as sel
 
 def _score(L, bias, y, w, m, criterion):
     K = L.shape[0]
-    return np.mean([_crit(bias[k] + (L[k] * m[None, :, None]).sum(1), y, criterion, w[k])
-                    for k in range(K)])
+    return np.mean(
+        [_crit(bias[k] + (L[k] * m[None, :, None]).sum(1), y, criterion, w[k]) for k in range(K)]
+    )
 
 
 def ref_one_way(L, bias, y, w, fwd, criterion, mask, cap):
@@ -36,8 +37,9 @@ def ref_one_way(L, bias, y, w, fwd, criterion, mask, cap):
     return np.array(masks), np.array(values)
 
 
-def ref_phases(L, bias, y, w, direction, criterion, max_phases=20, max_features=None,
-               initial_mask=None):
+def ref_phases(
+    L, bias, y, w, direction, criterion, max_phases=20, max_features=None, initial_mask=None
+):
     """Phase floating search; returns (final mask, phases, visited masks).
 
     phases: list of (forward, start mask, optimum mask, improved)."""
@@ -73,16 +75,20 @@ def _check(path, ref):
     assert path.n_steps + 1 == len(visited)
 
 
-CASES = [(d, crit, seed, c, p) for d in ("forward_backward", "backward_forward")
-         for crit in ("error", "error_probability")
-         for (seed, c, p) in ((0, 2, 8), (1, 3, 10), (2, 2, 10), (7, 2, 9), (8, 3, 8))]
+CASES = [
+    (d, crit, seed, c, p)
+    for d in ("forward_backward", "backward_forward")
+    for crit in ("error", "error_probability")
+    for (seed, c, p) in ((0, 2, 8), (1, 3, 10), (2, 2, 10), (7, 2, 9), (8, 3, 8))
+]
 
 
 @pytest.mark.parametrize("direction,criterion,seed,c,p", CASES)
 def test_phase_floating_matches_numpy_reference(direction, criterion, seed, c, p):
     L, bias, y = _problem(seed, p=p, c=c)
-    path = sel.phase_floating_path(jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y),
-                                   direction=direction, criterion=criterion)
+    path = sel.phase_floating_path(
+        jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y), direction=direction, criterion=criterion
+    )
     w = np.ones((1, len(y)))
     _check(path, ref_phases(L[None], bias[None], y, w, direction, criterion))
     assert path.converged and not path.hit_max_phases
@@ -105,8 +111,11 @@ def test_phase_floating_changes_direction():
     n = []
     for d, crit, seed, c, p in CASES:
         L, bias, y = _problem(seed, p=p, c=c)
-        n.append(sel.phase_floating_path(jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y),
-                                         direction=d, criterion=crit).n_phases)
+        n.append(
+            sel.phase_floating_path(
+                jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y), direction=d, criterion=crit
+            ).n_phases
+        )
     assert max(n) >= 3 and sum(k >= 2 for k in n) >= len(n) // 2
 
 
@@ -118,9 +127,14 @@ def test_phase_floating_folds_max_features_initial_mask(direction):
         # the reference may break differently; the single-split cases above cover it)
         for crit in ("error_probability", "log_loss"):
             path = sel.phase_floating_path(
-                jnp.asarray(Lk), jnp.asarray(bk), jnp.asarray(y), jnp.asarray(W),
-                direction=direction, criterion=crit,
-                **{k: (jnp.asarray(v) if k == "initial_mask" else v) for k, v in kw.items()})
+                jnp.asarray(Lk),
+                jnp.asarray(bk),
+                jnp.asarray(y),
+                jnp.asarray(W),
+                direction=direction,
+                criterion=crit,
+                **{k: (jnp.asarray(v) if k == "initial_mask" else v) for k, v in kw.items()},
+            )
             _check(path, ref_phases(Lk, bk, y, W, direction, crit, **kw))
             if "max_features" in kw:
                 assert np.all(path.size[path.added] <= kw["max_features"])
@@ -129,11 +143,13 @@ def test_phase_floating_folds_max_features_initial_mask(direction):
 def test_phase_floating_max_phases_and_errors():
     L, bias, y = _problem(0, p=10)
     args = (jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y))
-    full = sel.phase_floating_path(*args, direction="forward_backward",
-                                   criterion="error_probability")
+    full = sel.phase_floating_path(
+        *args, direction="forward_backward", criterion="error_probability"
+    )
     assert full.n_phases >= 2
-    cut = sel.phase_floating_path(*args, direction="forward_backward",
-                                  criterion="error_probability", max_phases=1)
+    cut = sel.phase_floating_path(
+        *args, direction="forward_backward", criterion="error_probability", max_phases=1
+    )
     assert cut.n_phases == 1 and cut.hit_max_phases and not cut.converged
     assert cut.final == full.phase_best[0]
     np.testing.assert_array_equal(cut.mask, full.mask[: cut.n_steps + 1])
@@ -149,8 +165,9 @@ def test_phase_floating_reuses_compilation():
     args = (jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y))
     sel.phase_floating_path(*args, direction="backward_forward", criterion="error_probability")
     before = sel.selective_path._cache_size()
-    path = sel.phase_floating_path(*args, direction="forward_backward",
-                                   criterion="error_probability")
+    path = sel.phase_floating_path(
+        *args, direction="forward_backward", criterion="error_probability"
+    )
     assert path.n_phases >= 2
     assert sel.selective_path._cache_size() == before
 
@@ -169,14 +186,21 @@ def test_selective_nb_phases_matches_phase_floating_path():
     X = (rng.random((n, p)) < prob).astype(int)
     X[:, 5] = X[:, 4]  # a redundant copy
     for direction in ("forward_backward", "backward_forward"):
-        m = SelectiveNB(direction=direction, criterion="error_probability", stopping="phases",
-                        discrete="all").fit(X, y)
-        stats = fit_stats(jnp.asarray(X, jnp.int32), jnp.zeros((n, 0)), jnp.asarray(y),
-                          n_states=(2,) * p, n_classes=2)
+        m = SelectiveNB(
+            direction=direction, criterion="error_probability", stopping="phases", discrete="all"
+        ).fit(X, y)
+        stats = fit_stats(
+            jnp.asarray(X, jnp.int32),
+            jnp.zeros((n, 0)),
+            jnp.asarray(y),
+            n_states=(2,) * p,
+            n_classes=2,
+        )
         o1 = fit_mle(stats, 1.0, 1e-9)
         L = sel.mle_contributions(o1, jnp.asarray(X, jnp.int32), jnp.zeros((n, 0)))
-        ref = sel.phase_floating_path(L, o1.log_prior, jnp.asarray(y), direction=direction,
-                                      criterion="error_probability")
+        ref = sel.phase_floating_path(
+            L, o1.log_prior, jnp.asarray(y), direction=direction, criterion="error_probability"
+        )
         np.testing.assert_array_equal(m.support_, np.asarray(ref.mask[ref.final]))
         assert m.selected_step_ == int(ref.final)
         assert m.path_["mask"].shape[0] == int(ref.n_steps) + 1

@@ -97,8 +97,10 @@ def test_second_fit_and_predict_compile_nothing(name, options, kind, compiles):
     assert pred.shape == y1.shape and np.mean(pred == y1) > 0.4  # and the fit is a real one
 
 
-@pytest.mark.parametrize(("name", "kind"), [("NaiveBayes", "D"), ("GroupLassoNB", "C"),
-                                            ("FlexibleNB", "C"), ("StagewiseNB", "D")])
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("NaiveBayes", "D"), ("GroupLassoNB", "C"), ("FlexibleNB", "C"), ("StagewiseNB", "D")],
+)
 def test_new_row_counts_share_compilations_and_give_the_same_scores(name, kind, compiles):
     """Prediction pads the rows to a few bucket sizes: 20 consecutive test-set sizes compile at
     most two programs per scorer (each size used to compile its own), and the padded rows change

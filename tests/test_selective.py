@@ -66,15 +66,22 @@ def _ref_search(L, bias, y, w, direction, criterion):
     return np.array(masks), cur
 
 
-@pytest.mark.parametrize("direction,criterion,seed", [
-    ("forward", "error", 0), ("backward", "error_probability", 1),
-    ("forward_backward", "error_probability", 2), ("backward_forward", "log_loss", 3),
-    ("forward", "log_loss", 4)])
+@pytest.mark.parametrize(
+    "direction,criterion,seed",
+    [
+        ("forward", "error", 0),
+        ("backward", "error_probability", 1),
+        ("forward_backward", "error_probability", 2),
+        ("backward_forward", "log_loss", 3),
+        ("forward", "log_loss", 4),
+    ],
+)
 def test_search_matches_numpy_reference(direction, criterion, seed):
     L, bias, y = _problem(seed)
     w = np.ones(len(y))
-    path = sel.selective_path(jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y),
-                              direction=direction, criterion=criterion)
+    path = sel.selective_path(
+        jnp.asarray(L), jnp.asarray(bias), jnp.asarray(y), direction=direction, criterion=criterion
+    )
     masks, final = _ref_search(L, bias, y, w, direction, criterion)
     k = int(path.n_steps)
     np.testing.assert_array_equal(np.asarray(path.mask[: k + 1]), masks)
@@ -91,9 +98,16 @@ def test_full_forward_with_cv_folds_and_max_features():
     folds = np.arange(90) % K
     Lk = np.stack([L + 0.05 * k for k in range(K)])
     W = (folds[None] == np.arange(K)[:, None]).astype(float)
-    path = sel.selective_path(jnp.asarray(Lk), jnp.asarray(np.stack([bias] * K)), jnp.asarray(y),
-                              jnp.asarray(W), direction="forward", criterion="error",
-                              stopping="full", max_features=4)
+    path = sel.selective_path(
+        jnp.asarray(Lk),
+        jnp.asarray(np.stack([bias] * K)),
+        jnp.asarray(y),
+        jnp.asarray(W),
+        direction="forward",
+        criterion="error",
+        stopping="full",
+        max_features=4,
+    )
     assert int(path.n_steps) == 4 and bool(path.converged)
     mask = np.zeros(L.shape[1], bool)
     for step in range(1, 5):
@@ -104,8 +118,14 @@ def test_full_forward_with_cv_folds_and_max_features():
                 continue
             m = mask.copy()
             m[i] = True
-            vals.append(np.mean([_crit(bias + (Lk[k] * m[None, :, None]).sum(1), y, "error", W[k])
-                                 for k in range(K)]))
+            vals.append(
+                np.mean(
+                    [
+                        _crit(bias + (Lk[k] * m[None, :, None]).sum(1), y, "error", W[k])
+                        for k in range(K)
+                    ]
+                )
+            )
         mask[int(np.argmin(vals))] = True
         np.testing.assert_array_equal(np.asarray(path.mask[step]), mask)
         assert float(path.criterion[step]) == pytest.approx(min(vals), abs=1e-12)
@@ -128,8 +148,14 @@ def test_vmap_over_problems():
 def _table(seed, n=150):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
-    X = np.column_stack([y + rng.normal(0, 1, n), rng.normal(0, 1, n), -y + rng.normal(0, 1, n),
-                         rng.normal(0, 1, n)])
+    X = np.column_stack(
+        [
+            y + rng.normal(0, 1, n),
+            rng.normal(0, 1, n),
+            -y + rng.normal(0, 1, n),
+            rng.normal(0, 1, n),
+        ]
+    )
     return X, y
 
 
@@ -157,21 +183,32 @@ def test_stagewise_estimator_selection_and_attributes():
     assert 1 - m.score(X, y) <= m.path_["error"][0]
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(epsilon=0.0), "epsilon"), (dict(n_steps=0), "n_steps"),
-    (dict(step_rule="x"), "step_rule"),
-    (dict(criterion="auc"), "criterion"), (dict(selection="bic"), "selection"),
-    (dict(patience=0), "patience")])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(n_steps=0), "n_steps"),
+        (dict(step_rule="x"), "step_rule"),
+        (dict(criterion="auc"), "criterion"),
+        (dict(selection="bic"), "selection"),
+        (dict(patience=0), "patience"),
+    ],
+)
 def test_stagewise_hyperparameter_errors(kwargs, name):
     X, y = _table(2, n=20)
     with pytest.raises(ValueError, match=name):
         StagewiseNB(**kwargs).fit(X, y)
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(direction="sideways"), "direction"), (dict(criterion="auc"), "criterion"),
-    (dict(validation_fraction=1.5), "validation_fraction"),
-    (dict(stopping="never"), "stopping")])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(direction="sideways"), "direction"),
+        (dict(criterion="auc"), "criterion"),
+        (dict(validation_fraction=1.5), "validation_fraction"),
+        (dict(stopping="never"), "stopping"),
+    ],
+)
 def test_selective_hyperparameter_errors(kwargs, name):
     X, y = _table(2, n=20)
     with pytest.raises(ValueError, match=name):

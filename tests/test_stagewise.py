@@ -29,9 +29,14 @@ def _data(seed, n=60, q=3, r=2, c=3, m=3):
 
 
 def _omegas(codes, values, y, n_states, c, weight=None):
-    st = fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
-                   None if weight is None else jnp.asarray(weight), n_states=n_states,
-                   n_classes=c)
+    st = fit_stats(
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        None if weight is None else jnp.asarray(weight),
+        n_states=n_states,
+        n_classes=c,
+    )
     return fit_mle(st, 1.0, 1e-9), fit_marginal(st, 1.0, 1e-9)
 
 
@@ -67,7 +72,7 @@ def _ref_scores(P, codes, values, a):
         ak = a[q + k]
         mu = ak * mu1[:, k] + (1 - ak) * mu0[:, k]
         sd = ak * sd1[:, k] + (1 - ak) * sd0[:, k]
-        S += -0.5 * ((values[:, k:k + 1] - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
+        S += -0.5 * ((values[:, k : k + 1] - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
     return S
 
 
@@ -88,8 +93,12 @@ def _ref_fsnb(codes, values, y, n_states, c, eps, v, step_rule, criterion, patie
     alpha_of = lambda k: np.where(k >= kmax, 1.0, k * eps)
     k = np.zeros(p, int)
     S = _ref_scores(P, codes, values, alpha_of(k))
-    alphas, crits, errs, moves = [alpha_of(k)], [_ref_crit(S, y, criterion)], [
-        _ref_crit(S, y, "error")], []
+    alphas, crits, errs, moves = (
+        [alpha_of(k)],
+        [_ref_crit(S, y, criterion)],
+        [_ref_crit(S, y, "error")],
+        [],
+    )
     best_seen, since = crits[0], 0
     while (k < kmax).any() and len(moves) < max_iter and since < patience:
         best, bi, bt = np.inf, -1, -1
@@ -116,35 +125,61 @@ def _ref_fsnb(codes, values, y, n_states, c, eps, v, step_rule, criterion, patie
 
 
 # ------------------------------------------------------------------ tests
-@pytest.mark.parametrize("seed,criterion,step_rule", [
-    (0, "error", "t_eps"), (1, "error", "eps"), (2, "error_probability", "t_eps"),
-    (3, "log_loss", "eps")])
+@pytest.mark.parametrize(
+    "seed,criterion,step_rule",
+    [
+        (0, "error", "t_eps"),
+        (1, "error", "eps"),
+        (2, "error_probability", "t_eps"),
+        (3, "log_loss", "eps"),
+    ],
+)
 def test_path_matches_numpy_reference(seed, criterion, step_rule):
     codes, values, y, ns, c = _data(seed)
     eps, v, patience, max_iter = 0.1, 5, 6, 25
     o1, o0 = _omegas(codes, values, y, ns, c)
-    path = sw.fsnb_path(o1, o0, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
-                        jnp.ones(len(y)), epsilon=eps, patience=patience, n_steps=v,
-                        step_rule=step_rule,
-                        criterion=criterion, max_iter=max_iter, k_max=sw.n_units(eps))
-    A, C, E, moves = _ref_fsnb(codes, values, y, ns, c, eps, v, step_rule, criterion, patience,
-                               max_iter)
+    path = sw.fsnb_path(
+        o1,
+        o0,
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        jnp.ones(len(y)),
+        epsilon=eps,
+        patience=patience,
+        n_steps=v,
+        step_rule=step_rule,
+        criterion=criterion,
+        max_iter=max_iter,
+        k_max=sw.n_units(eps),
+    )
+    A, C, E, moves = _ref_fsnb(
+        codes, values, y, ns, c, eps, v, step_rule, criterion, patience, max_iter
+    )
     n_iter = int(path.n_iter)
     assert n_iter == len(moves)
     np.testing.assert_allclose(np.asarray(path.alpha[: n_iter + 1]), A, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.asarray(path.criterion[: n_iter + 1]), C, rtol=1e-10)
     np.testing.assert_allclose(np.asarray(path.error[: n_iter + 1]), E, rtol=0, atol=1e-12)
-    assert [(int(i), int(t)) for i, t in zip(path.chosen[1:n_iter + 1], path.step[1:n_iter + 1],
-                                               strict=True)] == moves
+    assert [
+        (int(i), int(t))
+        for i, t in zip(path.chosen[1 : n_iter + 1], path.step[1 : n_iter + 1], strict=True)
+    ] == moves
     # AIC = Q + 2d/N with Q = 2 * log loss (fsNB §6, Eq. 14)
     d = (A > 0).sum(1)
-    ll = [_ref_crit(_ref_scores(_ref_params(codes, values, y, ns, c), codes, values, a), y,
-                    "log_loss") for a in A]
-    np.testing.assert_allclose(np.asarray(path.aic[: n_iter + 1]),
-                               2 * np.array(ll) + 2 * d / len(y), rtol=1e-10)
+    ll = [
+        _ref_crit(
+            _ref_scores(_ref_params(codes, values, y, ns, c), codes, values, a), y, "log_loss"
+        )
+        for a in A
+    ]
+    np.testing.assert_allclose(
+        np.asarray(path.aic[: n_iter + 1]), 2 * np.array(ll) + 2 * d / len(y), rtol=1e-10
+    )
     # rows past n_iter repeat the final model
-    np.testing.assert_array_equal(np.asarray(path.alpha[n_iter:]),
-                                  np.broadcast_to(A[-1], (max_iter + 1 - n_iter, A.shape[1])))
+    np.testing.assert_array_equal(
+        np.asarray(path.alpha[n_iter:]), np.broadcast_to(A[-1], (max_iter + 1 - n_iter, A.shape[1]))
+    )
 
 
 def test_path_matches_numpy_reference_many_states():
@@ -153,11 +188,22 @@ def test_path_matches_numpy_reference_many_states():
     codes, values, y, ns, c = _data(6, n=80, m=20)
     eps, v, patience, max_iter = 0.1, 5, 6, 25
     o1, o0 = _omegas(codes, values, y, ns, c)
-    path = sw.fsnb_path(o1, o0, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
-                        jnp.ones(len(y)), epsilon=eps, patience=patience, n_steps=v,
-                        max_iter=max_iter, k_max=sw.n_units(eps))
-    A, C, E, moves = _ref_fsnb(codes, values, y, ns, c, eps, v, "t_eps", "error", patience,
-                               max_iter)
+    path = sw.fsnb_path(
+        o1,
+        o0,
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        jnp.ones(len(y)),
+        epsilon=eps,
+        patience=patience,
+        n_steps=v,
+        max_iter=max_iter,
+        k_max=sw.n_units(eps),
+    )
+    A, C, E, moves = _ref_fsnb(
+        codes, values, y, ns, c, eps, v, "t_eps", "error", patience, max_iter
+    )
     n_iter = int(path.n_iter)
     assert n_iter == len(moves)
     np.testing.assert_allclose(np.asarray(path.alpha[: n_iter + 1]), A, rtol=0, atol=1e-12)
@@ -182,8 +228,7 @@ def test_level_contributions_equal_per_alpha_contributions(monkeypatch, select_m
     for t in range(7):
         a = np.where(levels[:, t] >= kmax, 1.0, levels[:, t] * eps)
         want = np.asarray(sw._contributions(g, jnp.asarray(a)))  # (n, p, c)
-        np.testing.assert_allclose(got[:, t], np.transpose(want, (1, 2, 0)), rtol=1e-13,
-                                   atol=1e-13)
+        np.testing.assert_allclose(got[:, t], np.transpose(want, (1, 2, 0)), rtol=1e-13, atol=1e-13)
     assert np.all(got[1, :, :, 5:9] == 0.0) and np.all(got[3, :, :, 7:12] == 0.0)
 
 
@@ -194,9 +239,19 @@ def test_full_path_reaches_one_and_counts_evaluations():
     p = 5
     mi = sw.default_max_iter(p, eps)
     assert mi == 25  # same static arguments as the reference test: no new compilation
-    path = sw.fsnb_path(o1, o0, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
-                        jnp.ones(len(y)), epsilon=eps, n_steps=v, step_rule="eps", max_iter=mi,
-                        k_max=sw.n_units(eps))
+    path = sw.fsnb_path(
+        o1,
+        o0,
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        jnp.ones(len(y)),
+        epsilon=eps,
+        n_steps=v,
+        step_rule="eps",
+        max_iter=mi,
+        k_max=sw.n_units(eps),
+    )
     # with unit steps and no early stopping every α reaches 1 after exactly p * ceil(1/ε) moves
     assert int(path.n_iter) == mi and not bool(path.stopped_early)
     np.testing.assert_array_equal(np.asarray(path.alpha[-1]), np.ones(p))
@@ -218,8 +273,9 @@ def test_vmap_over_datasets_equals_loop():
     _, _, bp = batched(stack(0), stack(1), stack(2))
     for s, (cd, vl, yy, _, _) in enumerate(datasets):
         o1, o0 = _omegas(cd, vl, yy, ns, c)
-        one = sw.fsnb_path(o1, o0, jnp.asarray(cd), jnp.asarray(vl), jnp.asarray(yy),
-                           jnp.ones(len(yy)), **kw)
+        one = sw.fsnb_path(
+            o1, o0, jnp.asarray(cd), jnp.asarray(vl), jnp.asarray(yy), jnp.ones(len(yy)), **kw
+        )
         np.testing.assert_allclose(np.asarray(bp.alpha[s]), np.asarray(one.alpha), atol=1e-12)
         assert int(bp.n_iter[s]) == int(one.n_iter)
 
@@ -237,9 +293,19 @@ def test_no_recompilation_for_same_shapes():
         eps = (0.25, 0.26, 0.3)[s]
         assert sw.n_units(eps) == 4
         before = sw.fsnb_path._cache_size()
-        sw.fsnb_path(o1, o0, jnp.asarray(cd), jnp.asarray(vl), jnp.asarray(yy), jnp.ones(len(yy)),
-                     epsilon=eps, patience=3 + s, n_steps=5, max_iter=25,
-                     k_max=sw.n_units(eps)).n_iter.block_until_ready()
+        sw.fsnb_path(
+            o1,
+            o0,
+            jnp.asarray(cd),
+            jnp.asarray(vl),
+            jnp.asarray(yy),
+            jnp.ones(len(yy)),
+            epsilon=eps,
+            patience=3 + s,
+            n_steps=5,
+            max_iter=25,
+            k_max=sw.n_units(eps),
+        ).n_iter.block_until_ready()
         runs.append(sw.fsnb_path._cache_size() - before)
     assert runs[1:] == [0, 0]
 
@@ -251,15 +317,18 @@ def test_candidate_criterion_matches_argmax_with_ties():
     y = rng.integers(0, 3, 40)
     w = rng.uniform(0.5, 2.0, 40)
     onehot = jax.nn.one_hot(jnp.asarray(y), 3, dtype=bool).T
-    got = sw._candidate_criterion(jnp.asarray(scores), jnp.asarray(y), onehot, jnp.asarray(w),
-                                  w.sum(), "error")
+    got = sw._candidate_criterion(
+        jnp.asarray(scores), jnp.asarray(y), onehot, jnp.asarray(w), w.sum(), "error"
+    )
     ref = ((np.argmax(scores, axis=-2) != y) * w).sum(-1) / w.sum()
     np.testing.assert_allclose(np.asarray(got), ref, rtol=0, atol=1e-12)
     for crit in ("error_probability", "log_loss"):
-        got = sw._candidate_criterion(jnp.asarray(scores), jnp.asarray(y), onehot,
-                                      jnp.asarray(w), w.sum(), crit)
-        ref = sw.criterion_from_scores(jnp.asarray(np.swapaxes(scores, -1, -2)), jnp.asarray(y),
-                                       jnp.asarray(w), crit)
+        got = sw._candidate_criterion(
+            jnp.asarray(scores), jnp.asarray(y), onehot, jnp.asarray(w), w.sum(), crit
+        )
+        ref = sw.criterion_from_scores(
+            jnp.asarray(np.swapaxes(scores, -1, -2)), jnp.asarray(y), jnp.asarray(w), crit
+        )
         np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-12)
 
 
@@ -269,10 +338,18 @@ def test_weights_select_rows():
     w[:60] = 1.0
     o1, o0 = _omegas(codes[:60], values[:60], y[:60], ns, c)
     kw = dict(epsilon=0.1, n_steps=5, max_iter=25, k_max=10, patience=4)
-    a = sw.fsnb_path(o1, o0, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
-                     jnp.asarray(w), **kw)
-    b = sw.fsnb_path(o1, o0, jnp.asarray(codes[:60]), jnp.asarray(values[:60]),
-                     jnp.asarray(y[:60]), jnp.ones(60), **kw)
+    a = sw.fsnb_path(
+        o1, o0, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), jnp.asarray(w), **kw
+    )
+    b = sw.fsnb_path(
+        o1,
+        o0,
+        jnp.asarray(codes[:60]),
+        jnp.asarray(values[:60]),
+        jnp.asarray(y[:60]),
+        jnp.ones(60),
+        **kw,
+    )
     np.testing.assert_allclose(np.asarray(a.alpha), np.asarray(b.alpha), atol=1e-12)
     np.testing.assert_allclose(np.asarray(a.aic), np.asarray(b.aic), rtol=1e-10)
 
@@ -291,8 +368,17 @@ def test_float32_runs_and_keeps_dtype():
     codes, values, y, ns, c = _data(11)
     with jax.enable_x64(False):
         o1, o0 = _omegas(codes, values.astype(np.float32), y, ns, c)
-        path = sw.fsnb_path(o1, o0, jnp.asarray(codes), jnp.asarray(values, jnp.float32),
-                            jnp.asarray(y), epsilon=0.1, n_steps=5, max_iter=25, k_max=10)
+        path = sw.fsnb_path(
+            o1,
+            o0,
+            jnp.asarray(codes),
+            jnp.asarray(values, jnp.float32),
+            jnp.asarray(y),
+            epsilon=0.1,
+            n_steps=5,
+            max_iter=25,
+            k_max=10,
+        )
         assert path.alpha.dtype == jnp.float32 and path.aic.dtype == jnp.float32
         assert 0.0 <= float(path.error.min()) <= float(path.error[0])
 

@@ -194,11 +194,13 @@ def test_length_one_axes_are_sliced_not_vmapped_with_the_same_results(table1):
     for k in ("valid_error", "n_selected", "n_iter"):
         np.testing.assert_array_equal(one.arrays[k][..., 0], two.arrays[k][..., 0])
     # batched and unbatched reductions may round differently in the last ulp
-    np.testing.assert_allclose(one.arrays["train_log_loss"][..., 0],
-                               two.arrays["train_log_loss"][..., 0], rtol=1e-13)
+    np.testing.assert_allclose(
+        one.arrays["train_log_loss"][..., 0], two.arrays["train_log_loss"][..., 0], rtol=1e-13
+    )
     single = sweep_methods(data, {"fsnb": grid}, n_states=ns)[1]["fsnb"]  # S = F = H = 1
-    both = sweep_methods(data, {"fsnb": {"epsilon": [0.3, 0.3], "patience": [10, 10]}},
-                         n_states=ns)[1]["fsnb"]
+    both = sweep_methods(
+        data, {"fsnb": {"epsilon": [0.3, 0.3], "patience": [10, 10]}}, n_states=ns
+    )[1]["fsnb"]
     for k in ("test_error", "n_selected", "n_iter"):
         np.testing.assert_array_equal(single.arrays[k][:, 0], both.arrays[k][:, 0])
 

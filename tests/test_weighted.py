@@ -54,17 +54,30 @@ def ferreira_reference(codes, y, w, n_states, c, marginal=False):
 def test_ferreira_matches_numpy_reference(seed, weighting):
     codes, values, y, w = make_data(seed)
     codes[:5, 2] = -1  # missing values are not counted
-    got = ferreira_weights(jnp.asarray(codes), jnp.asarray(values[:, :0]), jnp.asarray(y),
-                           jnp.asarray(w), n_states=N_STATES, n_classes=3,
-                           state_weighting=weighting)
+    got = ferreira_weights(
+        jnp.asarray(codes),
+        jnp.asarray(values[:, :0]),
+        jnp.asarray(y),
+        jnp.asarray(w),
+        n_states=N_STATES,
+        n_classes=3,
+        state_weighting=weighting,
+    )
     ref = ferreira_reference(codes, y, w, N_STATES, 3, marginal=weighting == "marginal")
     np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-12, atol=1e-14)
 
 
 def test_ferreira_continuous_uses_equal_frequency_bins():
     codes, values, y, w = make_data(2)
-    got = ferreira_weights(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), jnp.asarray(w),
-                           n_states=N_STATES, n_classes=3, n_bins=4)
+    got = ferreira_weights(
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        jnp.asarray(w),
+        n_states=N_STATES,
+        n_classes=3,
+        n_bins=4,
+    )
     bins = np.asarray(equal_frequency_codes(jnp.asarray(values), 4, jnp.asarray(w)))
     ref = ferreira_reference(np.concatenate([codes, bins], 1), y, w, N_STATES + (4, 4), 3)
     np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-12)
@@ -80,7 +93,8 @@ def test_ferreira_irrelevant_predictor_has_zero_weight_and_jit_equals_eager():
     got = ferreira_weights_from_counts(counts, class_weight, n_states)
     assert float(got[0]) == 0.0
     jitted = jax.jit(ferreira_weights_from_counts, static_argnums=(2, 3))(
-        counts, class_weight, n_states, "uniform")
+        counts, class_weight, n_states, "uniform"
+    )
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(got), rtol=1e-14)
     with pytest.raises(ValueError, match="state_weighting"):
         ferreira_weights_from_counts(counts, class_weight, n_states, "bogus")
@@ -88,16 +102,23 @@ def test_ferreira_irrelevant_predictor_has_zero_weight_and_jit_equals_eager():
 
 def _contrib(seed):
     codes, values, y, w = make_data(seed)
-    stats = fit_stats(jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y),
-                      jnp.asarray(w), n_states=N_STATES, n_classes=3)
+    stats = fit_stats(
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        jnp.asarray(w),
+        n_states=N_STATES,
+        n_classes=3,
+    )
     params = fit_mle(stats)
     return log_contributions(params, jnp.asarray(codes), jnp.asarray(values)), params, y, w
 
 
 def test_gradient_weights_improve_on_nb_and_converge():
     L, params, y, w = _contrib(3)
-    prm, info = fit_gradient_weights(L, jnp.asarray(y), params.log_prior, jnp.asarray(w),
-                                     l2=1e-3, tol=1e-7, max_steps=400)
+    prm, info = fit_gradient_weights(
+        L, jnp.asarray(y), params.log_prior, jnp.asarray(w), l2=1e-3, tol=1e-7, max_steps=400
+    )
     assert bool(info.converged)
     assert float(info.grad_norm) <= 1e-7
     assert float(info.loss) <= float(info.initial_loss)
@@ -114,12 +135,22 @@ def test_gradient_weights_improve_on_nb_and_converge():
 
 def test_gradient_adam_decreases_loss_and_objective_grads():
     L, params, y, w = _contrib(4)
-    _, info = fit_gradient_weights(L, jnp.asarray(y), params.log_prior, solver="adam",
-                                   learning_rate=0.02, max_steps=200, tol=1e-12)
+    _, info = fit_gradient_weights(
+        L,
+        jnp.asarray(y),
+        params.log_prior,
+        solver="adam",
+        learning_rate=0.02,
+        max_steps=200,
+        tol=1e-12,
+    )
     assert int(info.n_steps) == 200
     assert float(info.log_loss) < float(info.initial_loss)
     prm = GradientWeights(jnp.full((L.shape[1], 3), 0.8), jnp.array([0.1, -0.2, 0.0]))
-    check_grads(lambda p: gradient_objective(p, L[:20], jnp.asarray(y[:20]),
-                                             jnp.ones(20), 0.1), (prm,), order=1)
+    check_grads(
+        lambda p: gradient_objective(p, L[:20], jnp.asarray(y[:20]), jnp.ones(20), 0.1),
+        (prm,),
+        order=1,
+    )
     with pytest.raises(ValueError, match="solver"):
         fit_gradient_weights(L, jnp.asarray(y), params.log_prior, solver="sgd")

@@ -67,8 +67,10 @@ def main():
     Xte, yte, _ = make_data(20_000, 1)
     names = list(Xtr.columns)
     cat = [i for i, c in enumerate(names) if c.startswith("cat_")]
-    print(f"data: train {Xtr.shape}, test {Xte.shape}, positive rate {ytr.mean():.3f}; "
-          f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"data: train {Xtr.shape}, test {Xte.shape}, positive rate {ytr.mean():.3f}; "
+        f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}"
+    )
     out = {}
 
     # ---------------------------------------------------------------- Khiops
@@ -107,8 +109,10 @@ def main():
     wnb = OnlineWeightedNB("gaussian", optimizer=optax.adam(1e-3))
     t0 = time.perf_counter()
     wnb.fit(X, ytr)
-    out["jaxnb online WNB (Gaussian, Adam 1e-3, 1 pass)"] = (wnb.score(Xt, yte),
-                                                             time.perf_counter() - t0)
+    out["jaxnb online WNB (Gaussian, Adam 1e-3, 1 pass)"] = (
+        wnb.score(Xt, yte),
+        time.perf_counter() - t0,
+    )
 
     print(f"\n{'method':<48} {'test acc':>9} {'fit s':>8}")
     for k, (a, t) in out.items():
@@ -118,19 +122,25 @@ def main():
         for k in ("jaxnb AveragedNB (MODL + ANB)", "jaxnb AveragedNB (MODL + grouping + ANB)"):
             a, t = out[k]
             ok = (a_kh - a) <= 0.005 and t_kh / t >= 10
-            print(f"{k}: {100 * (a - a_kh):+.2f} accuracy points vs Khiops, {t_kh / t:.1f}x faster "
-                  f"-> floor {'met' if ok else 'MISSED'}")
+            print(
+                f"{k}: {100 * (a - a_kh):+.2f} accuracy points vs Khiops, {t_kh / t:.1f}x faster "
+                f"-> floor {'met' if ok else 'MISSED'}"
+            )
     print(f"load at the end {os.getloadavg()[0]:.1f}")
-    print(f"\n{'variable':<12} {'kind':<11} {'Khiops w':>9} {'ANB w':>7} {'MAP':>4} "
-          f"{'|WNB w1-w0|':>11} {'MODL I':>7} {'ANB+grp w':>9} {'groups':>6}")
+    print(
+        f"\n{'variable':<12} {'kind':<11} {'Khiops w':>9} {'ANB w':>7} {'MAP':>4} "
+        f"{'|WNB w1-w0|':>11} {'MODL I':>7} {'ANB+grp w':>9} {'groups':>6}"
+    )
     sel = set(anb.selected_.tolist())
     ww = wnb.weights_
     for i, c in enumerate(names):
         k = "-" if kh_w is None else (f"{kh_w[c]:.3f}" if c in kh_w else ".")
-        print(f"{c:<12} {kinds[c]:<11} {k:>9} {anb.weights_[i]:>7.3f} "
-              f"{'x' if i in sel else '.':>4} {abs(ww[i, 1] - ww[i, 0]):>11.3f} "
-              f"{anb.n_intervals_[i]:>7d} {anb_g.weights_[i]:>9.3f} "
-              f"{anb_g.n_intervals_[i] if i in cat else '':>6}")
+        print(
+            f"{c:<12} {kinds[c]:<11} {k:>9} {anb.weights_[i]:>7.3f} "
+            f"{'x' if i in sel else '.':>4} {abs(ww[i, 1] - ww[i, 0]):>11.3f} "
+            f"{anb.n_intervals_[i]:>7d} {anb_g.weights_[i]:>9.3f} "
+            f"{anb_g.n_intervals_[i] if i in cat else '':>6}"
+        )
     if kh_w is not None:
         extra = sorted(set(kh_w) - set(names))
         if extra:

@@ -19,8 +19,14 @@ from .synthetic import (
     make_table1_batch as make_table1_batch,
 )
 
-__all__ = ["FIG1_CPT_X1", "FIG1_CPT_X23", "TABLE1_DEFAULTS", "make_fig1", "make_table1",
-           "make_table1_batch"]
+__all__ = [
+    "FIG1_CPT_X1",
+    "FIG1_CPT_X23",
+    "TABLE1_DEFAULTS",
+    "make_fig1",
+    "make_table1",
+    "make_table1_batch",
+]
 
 from .loaders import load_diabetes as load_diabetes  # noqa: E402
 from .loaders import load_flags as load_flags  # noqa: E402

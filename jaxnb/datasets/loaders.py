@@ -55,8 +55,18 @@ def load_soybean_small(drop_constant: bool = True):
     return X, y, names
 
 
-_FLAGS_NUMERIC = ("area", "population", "bars", "stripes", "colours", "circles", "crosses",
-                  "saltires", "quarters", "sunstars")
+_FLAGS_NUMERIC = (
+    "area",
+    "population",
+    "bars",
+    "stripes",
+    "colours",
+    "circles",
+    "crosses",
+    "saltires",
+    "quarters",
+    "sunstars",
+)
 
 
 def load_flags():

@@ -72,8 +72,12 @@ def make_fig1(key, n_train=1000, n_test=3000, n_irrelevant=0, n_redundant=0):
 
 def _split(codes, values, y, n_train):
     return {
-        "codes_train": codes[:n_train], "values_train": values[:n_train], "y_train": y[:n_train],
-        "codes_test": codes[n_train:], "values_test": values[n_train:], "y_test": y[n_train:],
+        "codes_train": codes[:n_train],
+        "values_train": values[:n_train],
+        "y_train": y[:n_train],
+        "codes_test": codes[n_train:],
+        "values_test": values[n_train:],
+        "y_test": y[n_train:],
     }
 
 
@@ -90,13 +94,20 @@ _V2_MODES = ("paper", "partial")
 
 
 @partial(jax.jit, static_argnames=("scenario", "n_train", "n_test", "v2_mode"))
-def make_table1(key, scenario="DR", n_train=300, n_test=3000, *, v2_mode="paper",
-                dirichlet_base=TABLE1_DEFAULTS["dirichlet_base"],
-                dirichlet_raised=TABLE1_DEFAULTS["dirichlet_raised"],
-                v2_copy_prob=TABLE1_DEFAULTS["v2_copy_prob"],
-                v3_copy_prob=TABLE1_DEFAULTS["v3_copy_prob"],
-                v3_common_source=TABLE1_DEFAULTS["v3_common_source"],
-                continuous_noise_std=TABLE1_DEFAULTS["continuous_noise_std"]):
+def make_table1(
+    key,
+    scenario="DR",
+    n_train=300,
+    n_test=3000,
+    *,
+    v2_mode="paper",
+    dirichlet_base=TABLE1_DEFAULTS["dirichlet_base"],
+    dirichlet_raised=TABLE1_DEFAULTS["dirichlet_raised"],
+    v2_copy_prob=TABLE1_DEFAULTS["v2_copy_prob"],
+    v3_copy_prob=TABLE1_DEFAULTS["v3_copy_prob"],
+    v3_common_source=TABLE1_DEFAULTS["v3_common_source"],
+    continuous_noise_std=TABLE1_DEFAULTS["continuous_noise_std"],
+):
     r"""One data set of a Table-1 scenario of the fsNB paper (§7.1): DI, CI, DR or CR.
 
     p = 20 predictors, J = 3 classes with π = (1/3, 1/3, 1/3), N = ``n_train`` + ``n_test`` rows.
@@ -144,17 +155,21 @@ def make_table1(key, scenario="DR", n_train=300, n_test=3000, *, v2_mode="paper"
 
         def draw_cpt(k):  # (M=3, c=3) columns ~ Dir(c_j)
             return jax.vmap(lambda kk, a: jax.random.dirichlet(kk, a))(
-                jax.random.split(k, 3), base).T
+                jax.random.split(k, 3), base
+            ).T
 
         cpt_v1 = jax.vmap(draw_cpt)(jax.random.split(keys[1], p1))  # (p1, M, c)
         cpt_v2 = draw_cpt(keys[2])
         v1 = jax.vmap(lambda k, cpt: sample_discrete(k, cpt, y), out_axes=1)(
-            jax.random.split(keys[3], p1), cpt_v1)
+            jax.random.split(keys[3], p1), cpt_v1
+        )
         v2 = jax.vmap(lambda k: sample_discrete(k, cpt_v2, y), out_axes=1)(
-            jax.random.split(keys[4], p2))
+            jax.random.split(keys[4], p2)
+        )
         marg = jax.random.dirichlet(keys[5], jnp.ones(3), (p3,))  # (p3, M)
-        v3 = jax.random.categorical(keys[6], jnp.log(marg)[None], axis=-1,
-                                    shape=(n, p3)).astype(jnp.int32)
+        v3 = jax.random.categorical(keys[6], jnp.log(marg)[None], axis=-1, shape=(n, p3)).astype(
+            jnp.int32
+        )
     else:
         mu_v1 = jax.random.uniform(keys[1], (p1, 3), minval=-2.0, maxval=2.0)
         mu_v2 = jax.random.uniform(keys[2], (3,), minval=-2.0, maxval=2.0)
@@ -165,8 +180,11 @@ def make_table1(key, scenario="DR", n_train=300, n_test=3000, *, v2_mode="paper"
 
     if redundant:
         common = jax.random.bernoulli(keys[12], v3_common_source)
-        src = jnp.where(common, jax.random.randint(keys[9], (), 0, p1),
-                        jax.random.randint(keys[9], (p3,), 0, p1))
+        src = jnp.where(
+            common,
+            jax.random.randint(keys[9], (), 0, p1),
+            jax.random.randint(keys[9], (p3,), 0, p1),
+        )
         copy3 = jax.random.bernoulli(keys[10], v3_copy_prob, (n, p3))
         source = v1[:, src]
         if not discrete:

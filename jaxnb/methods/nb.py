@@ -32,12 +32,23 @@ def fit_stats(codes, values, y, weight=None, *, n_states, n_classes, block_size=
 
 
 @partial(jax.jit, static_argnames=("n_states", "n_classes", "block_size"))
-def fit_nb(codes, values, y, weight=None, alpha=1.0, var_smoothing=1e-9, *, n_states, n_classes,
-           block_size=None) -> NBParams:
+def fit_nb(
+    codes,
+    values,
+    y,
+    weight=None,
+    alpha=1.0,
+    var_smoothing=1e-9,
+    *,
+    n_states,
+    n_classes,
+    block_size=None,
+) -> NBParams:
     r"""Naive Bayes MLE Ω⁽¹⁾ (Lidstone ``alpha``, variance floor) from raw data in one jitted
     call."""
-    stats = fit_stats(codes, values, y, weight, n_states=n_states, n_classes=n_classes,
-                      block_size=block_size)
+    stats = fit_stats(
+        codes, values, y, weight, n_states=n_states, n_classes=n_classes, block_size=block_size
+    )
     return fit_mle(stats, alpha, var_smoothing)
 
 

@@ -406,8 +406,13 @@ def selective_path(
     res["toggled"] = jnp.where(after, -1, path["toggled"])
     res["added"] = jnp.where(after, False, path["added"])
     # A search that ran out of candidates is complete even when the move budget ended the loop.
-    return SelectivePath(n_steps=moves, total_evaluations=f["n_eval"], n_phases=f["phases"],
-                         converged=f["done"] | exhausted, **res)
+    return SelectivePath(
+        n_steps=moves,
+        total_evaluations=f["n_eval"],
+        n_phases=f["phases"],
+        converged=f["done"] | exhausted,
+        **res,
+    )
 
 
 class PhaseFloatingPath(eqx.Module):
@@ -518,8 +523,15 @@ def phase_floating_path(
     n_rows, n_eval, cur_row, all_complete, improved = 0, 0, 0, True, True
     while improved and len(phases["forward"]) < int(max_phases):
         path = selective_path(
-            L, bias, y, weight, direction="forward" if fwd else "backward", criterion=criterion,
-            stopping="full", max_steps=p, max_features=max_features,
+            L,
+            bias,
+            y,
+            weight,
+            direction="forward" if fwd else "backward",
+            criterion=criterion,
+            stopping="full",
+            max_steps=p,
+            max_features=max_features,
             initial_mask=jnp.asarray(mask),
         )
         k = int(path.n_steps)

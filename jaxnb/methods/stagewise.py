@@ -199,8 +199,20 @@ def _gather(omega1: NBParams, omega0: NBParams, codes, values) -> _Gathered:
     obs = jnp.isfinite(values)
     x = jnp.where(obs, values, 0.0)
     t = lambda a: a.T[None]  # (c, r) -> (1, r, c)
-    return _Gathered(flat, codes, seg, omega1.cpt, omega0.cpt, ~miss[..., None], x[..., None],
-                     obs[..., None], t(omega1.mean), t(omega0.mean), t(omega1.std), t(omega0.std))
+    return _Gathered(
+        flat,
+        codes,
+        seg,
+        omega1.cpt,
+        omega0.cpt,
+        ~miss[..., None],
+        x[..., None],
+        obs[..., None],
+        t(omega1.mean),
+        t(omega0.mean),
+        t(omega1.std),
+        t(omega0.std),
+    )
 
 
 def _contributions(g: _Gathered, a):
@@ -254,13 +266,14 @@ def _levels_contributions(g: _Gathered, levels, eps, k_max: int, n_states):
             # per-row value by a static chain of selects over the few states: elementwise, so
             # XLA fuses it with the candidate criterion (a per-element gather does not vectorize)
             off = state_offsets(n_states)
-            pad = np.array([[off[i] + min(k, m - 1) for k in range(m_max)]
-                            for i, m in enumerate(n_states)])
+            pad = np.array(
+                [[off[i] + min(k, m - 1) for k in range(m_max)] for i, m in enumerate(n_states)]
+            )
             tab = jnp.transpose(table[pad], (0, 2, 3, 1))  # (q, v, c, m_max)
             codes = g.codes.T[:, None, None, :]  # (q, 1, 1, n); missing (-1) matches no state
             disc = jnp.zeros(tab.shape[:3] + (n,), dtype)
             for k in range(m_max):
-                disc = jnp.where(codes == k, tab[..., k:k + 1], disc)
+                disc = jnp.where(codes == k, tab[..., k : k + 1], disc)
         else:
             disc = jnp.transpose(table[g.flat], (1, 2, 3, 0))  # (q, v, c, n)
             disc = jnp.where(g.disc_obs[:, :, 0].T[:, None, None, :], disc, 0.0)
@@ -524,8 +537,17 @@ def fit_fsnb(
 
 
 @partial(jax.jit, static_argnames=("criterion", "batch_size"))
-def evaluate_path(omega1: NBParams, omega0: NBParams, alpha_path, codes, values, y, weight=None,
-                  criterion="error", batch_size=32):
+def evaluate_path(
+    omega1: NBParams,
+    omega0: NBParams,
+    alpha_path,
+    codes,
+    values,
+    y,
+    weight=None,
+    criterion="error",
+    batch_size=32,
+):
     """Criterion of every model of a path on other rows (e.g. test data): (m,) for (m, p) α rows.
 
     Path rows are processed ``batch_size`` at a time (``lax.map``) to bound memory (m × n × p × c).

@@ -78,8 +78,9 @@ def ferreira_weights_from_counts(counts, class_weight, n_states, state_weighting
     """
     n_states = tuple(int(m) for m in n_states)
     if state_weighting not in STATE_WEIGHTINGS:
-        raise ValueError(f"state_weighting must be one of {STATE_WEIGHTINGS}; got "
-                         f"{state_weighting!r}")
+        raise ValueError(
+            f"state_weighting must be one of {STATE_WEIGHTINGS}; got {state_weighting!r}"
+        )
     if counts.shape[0] != sum(n_states):
         raise ValueError(f"counts must have sum(n_states)={sum(n_states)} rows; got {counts.shape}")
     q = len(n_states)
@@ -98,8 +99,9 @@ def ferreira_weights_from_counts(counts, class_weight, n_states, state_weighting
 
 
 @partial(jax.jit, static_argnames=("n_states", "n_classes", "n_bins", "state_weighting"))
-def ferreira_weights(codes, values, y, weight=None, *, n_states, n_classes, n_bins=5,
-                     state_weighting="uniform"):
+def ferreira_weights(
+    codes, values, y, weight=None, *, n_states, n_classes, n_bins=5, state_weighting="uniform"
+):
     r"""Ferreira weights of every predictor, order [discrete, continuous], shape (p,).
 
     Discrete predictors use their counts directly; continuous predictors are first cut into
@@ -173,8 +175,18 @@ def gradient_objective(params: GradientWeights, L, y, weight, l2=0.0):
     return _log_loss(params, L, y, weight) + 0.5 * l2 * jnp.sum(d * d)
 
 
-def fit_gradient_weights(L, y, log_prior, weight=None, *, l2=1e-4, solver="lbfgs",
-                         learning_rate=0.05, max_steps=500, tol=1e-6):
+def fit_gradient_weights(
+    L,
+    y,
+    log_prior,
+    weight=None,
+    *,
+    l2=1e-4,
+    solver="lbfgs",
+    learning_rate=0.05,
+    max_steps=500,
+    tol=1e-6,
+):
     r"""Full-batch training of the Stream Eq. 2 weights on precomputed contributions.
 
     Starts from NB (``W = 1``, ``b = log π``) and minimizes `gradient_objective` with optax in a
@@ -195,8 +207,9 @@ def fit_gradient_weights(L, y, log_prior, weight=None, *, l2=1e-4, solver="lbfgs
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}")
-    return _fit_gradient_jit(L, y, log_prior, weight, l2, learning_rate, tol, solver=solver,
-                             max_steps=int(max_steps))
+    return _fit_gradient_jit(
+        L, y, log_prior, weight, l2, learning_rate, tol, solver=solver, max_steps=int(max_steps)
+    )
 
 
 @partial(jax.jit, static_argnames=("solver", "max_steps"))
@@ -214,8 +227,7 @@ def _fit_gradient_jit(L, y, log_prior, weight, l2, learning_rate, tol, *, solver
 
         def step(params, state):
             value, grad = value_and_grad(params, state=state)
-            updates, state = opt.update(grad, state, params, value=value, grad=grad,
-                                        value_fn=fun)
+            updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=fun)
             return optax.apply_updates(params, updates), state
     else:
         opt = optax.adam(learning_rate)
@@ -238,6 +250,12 @@ def _fit_gradient_jit(L, y, log_prior, weight, l2, learning_rate, tol, *, solver
 
     carry = (jnp.int32(0), init, opt.init(init), grad_norm(init))
     k, params, _, gnorm = lax.while_loop(cond, body, carry)
-    info = GradientInfo(k, fun(params), _log_loss(params, L, y, weight), gnorm, gnorm <= tol,
-                        _log_loss(init, L, y, weight))
+    info = GradientInfo(
+        k,
+        fun(params),
+        _log_loss(params, L, y, weight),
+        gnorm,
+        gnorm <= tol,
+        _log_loss(init, L, y, weight),
+    )
     return params, info

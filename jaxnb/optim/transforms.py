@@ -33,8 +33,9 @@ def helmert_basis(n_classes: int) -> np.ndarray:
     return Q
 
 
-def contrast_basis(inner: optax.GradientTransformation, n_classes: int = 2,
-                   freeze_contrast: bool = False) -> optax.GradientTransformation:
+def contrast_basis(
+    inner: optax.GradientTransformation, n_classes: int = 2, freeze_contrast: bool = False
+) -> optax.GradientTransformation:
     """Run ``inner`` on every leaf rotated to the class basis (class axis last) and rotate back.
 
     Each leaf ``a`` (last axis = classes, e.g. weights (p, c) and bias (c,)) is seen by ``inner`` as
@@ -48,7 +49,8 @@ def contrast_basis(inner: optax.GradientTransformation, n_classes: int = 2,
     """
     if not isinstance(inner, optax.GradientTransformation):
         raise TypeError(
-            f"inner must be an optax.GradientTransformation; got {type(inner).__name__}")
+            f"inner must be an optax.GradientTransformation; got {type(inner).__name__}"
+        )
     Qn = helmert_basis(n_classes)
 
     def rot(t):

@@ -104,8 +104,9 @@ def _elementary_bins(values, y, n_classes, max_bins):
         codes[rows[order]] = sorted_codes
     yy = np.asarray(y)
     keep = codes >= 0
-    counts = np.bincount(codes[keep] * n_classes + yy[keep],
-                         minlength=(grid.size + 1) * n_classes).astype(np.float64)
+    counts = np.bincount(
+        codes[keep] * n_classes + yy[keep], minlength=(grid.size + 1) * n_classes
+    ).astype(np.float64)
     return grid, codes, counts.reshape(grid.size + 1, n_classes)
 
 
@@ -145,8 +146,14 @@ def _pass(codes_t, table, log_prior, y, carry, order, *, forward: bool, cost0):
             mask2 = mask.at[i].set(jnp.logical_not(in_i))
             wm = jnp.maximum(0.0, 1.0 - cost2 / cost0)
             accept = cost2 < cost
-            return (jnp.where(accept, mask2, mask), jnp.where(accept, S2, S),
-                    jnp.where(accept, cost2, cost), acc_w + wm * mask2, acc_z + wm, n_models + 1)
+            return (
+                jnp.where(accept, mask2, mask),
+                jnp.where(accept, S2, S),
+                jnp.where(accept, cost2, cost),
+                acc_w + wm * mask2,
+                acc_z + wm,
+                n_models + 1,
+            )
 
         return lax.cond(consider, evaluate, lambda _: carry, None), None
 
@@ -185,21 +192,43 @@ def ffwbw_average(codes_t, table, log_prior, y, key, *, n_starts=3, max_passes=1
             carry, _, it, key = st
             key, kf, kb = jax.random.split(key, 3)
             before = carry[0]
-            carry = _pass(codes_t, table, log_prior, y, carry, jax.random.permutation(kf, p),
-                          forward=True, cost0=cost0)
-            carry = _pass(codes_t, table, log_prior, y, carry, jax.random.permutation(kb, p),
-                          forward=False, cost0=cost0)
+            carry = _pass(
+                codes_t,
+                table,
+                log_prior,
+                y,
+                carry,
+                jax.random.permutation(kf, p),
+                forward=True,
+                cost0=cost0,
+            )
+            carry = _pass(
+                codes_t,
+                table,
+                log_prior,
+                y,
+                carry,
+                jax.random.permutation(kb, p),
+                forward=False,
+                cost0=cost0,
+            )
             return carry, jnp.any(carry[0] != before), it + 1, key
 
         init = ((mask0, S0, cost0, acc_w, acc_z, n_models), jnp.array(True), 0, key)
         (mask, _, cost, acc_w, acc_z, n_models), _, _, _ = lax.while_loop(cond, body, init)
         better = cost < best_cost
-        return (acc_w, acc_z, n_models, jnp.where(better, mask, best_mask),
-                jnp.where(better, cost, best_cost)), None
+        return (
+            acc_w,
+            acc_z,
+            n_models,
+            jnp.where(better, mask, best_mask),
+            jnp.where(better, cost, best_cost),
+        ), None
 
     acc = (acc_w0, zero, jnp.zeros((), jnp.int32), mask0, cost0)
     (acc_w, acc_z, n_models, best_mask, best_cost), _ = lax.scan(
-        one_start, acc, jax.random.split(key, n_starts))
+        one_start, acc, jax.random.split(key, n_starts)
+    )
     weights = jnp.where(acc_z > 0, acc_w / jnp.where(acc_z > 0, acc_z, 1.0), 0.0)
     return weights, best_mask, best_cost, cost0, n_models
 
@@ -228,8 +257,9 @@ def _flip_block_binary(z, contrib, pend_i, pend_s, idx, signs):
 
 def _prior_cost_py(k, p):
     """`subset_prior_cost` in Python float64."""
-    return (math.log(p + 1.0) + math.lgamma(p + 1.0) - math.lgamma(k + 1.0)
-            - math.lgamma(p - k + 1.0))
+    return (
+        math.log(p + 1.0) + math.lgamma(p + 1.0) - math.lgamma(k + 1.0) - math.lgamma(p - k + 1.0)
+    )
 
 
 def search_orders(seed, n_starts, max_passes, p):
@@ -275,6 +305,7 @@ def ffwbw_search(codes_t, table, log_prior, y, orders):
 
         def step(S, pend_i, pend_s, ii, ss):
             return _flip_block(S, contrib, lp_d, y_d, pend_i, pend_s, ii, ss)
+
     zero_i, zero_s = np.asarray(0, np.int32), np.asarray(0.0, dtype)
 
     def evaluate(S, pending, cand, sign):
@@ -379,8 +410,17 @@ class AveragedNB(BaseNB):
       fit_time_.
     """
 
-    def __init__(self, mode="average", discrete=None, max_bins=256, alpha=1.0, n_starts=3,
-                 max_passes=10, seed=0, grouping="none"):
+    def __init__(
+        self,
+        mode="average",
+        discrete=None,
+        max_bins=256,
+        alpha=1.0,
+        n_starts=3,
+        max_passes=10,
+        seed=0,
+        grouping="none",
+    ):
         self.mode = mode
         self.grouping = grouping
         self.discrete = discrete
@@ -486,8 +526,14 @@ class AveragedNB(BaseNB):
                 codes[i] = np.where(ok_i, self.groups_[i][np.maximum(codes[i], 0)], -1)
             else:
                 self.groups_[i] = np.arange(v, dtype=np.int32)
-        m = np.array([int(self.groups_[i].max(initial=-1)) + 1 if self._disc[i]
-                      else len(self.cuts_[i]) + 1 for i in range(p)])
+        m = np.array(
+            [
+                int(self.groups_[i].max(initial=-1)) + 1
+                if self._disc[i]
+                else len(self.cuts_[i]) + 1
+                for i in range(p)
+            ]
+        )
         self.n_intervals_ = m
         width = int(m.max())
         offsets = np.arange(p) * width
@@ -511,13 +557,17 @@ class AveragedNB(BaseNB):
             table_s = np.concatenate([table, np.zeros((p, 1, c))], axis=1)
             orders = search_orders(self.seed, int(self.n_starts), int(self.max_passes), p)
             w, best, best_cost, cost0, n_models = ffwbw_search(
-                np.where(ok, codes, width), table_s, np.log(n_class / n_class.sum()), yi, orders)
+                np.where(ok, codes, width), table_s, np.log(n_class / n_class.sum()), yi, orders
+            )
             self.selected_ = np.flatnonzero(np.asarray(best))
             self.map_cost_ = float(best_cost)
             self.null_cost_ = float(cost0)
             self.n_models_ = int(n_models)
-            self.weights_ = (np.asarray(w, np.float64) if self.mode == "average"
-                             else np.asarray(best, np.float64))
+            self.weights_ = (
+                np.asarray(w, np.float64)
+                if self.mode == "average"
+                else np.asarray(best, np.float64)
+            )
         self.fit_time_ = time.perf_counter() - t0
         return self
 
@@ -532,5 +582,6 @@ class AveragedNB(BaseNB):
         return self._codes(X), np.zeros((X.shape[0], 0))
 
     def _log_joint_scores(self, codes, values):
-        return _log_joint(self._table, self._log_prior,
-                          jnp.asarray(self.weights_, self._table.dtype), codes)
+        return _log_joint(
+            self._table, self._log_prior, jnp.asarray(self.weights_, self._table.dtype), codes
+        )

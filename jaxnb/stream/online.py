@@ -210,11 +210,13 @@ def _scores(state: OnlineState, L, cfg: OnlineConfig):
 
 
 @partial(jax.jit, static_argnames=("var_smoothing", "smoothing", "prior_smoothing"))
-def log_joint(state: OnlineState, values, *, var_smoothing=1e-9, smoothing=1.0,
-              prior_smoothing=1.0) -> jax.Array:
+def log_joint(
+    state: OnlineState, values, *, var_smoothing=1e-9, smoothing=1.0, prior_smoothing=1.0
+) -> jax.Array:
     """`(n, c)` H = log pi + b + sum_i w_ik log p(x_i | C_k) (Stream eq. 2 before the softmax)."""
-    L = log_contributions(state.summary, state.cuts, values, var_smoothing=var_smoothing,
-                          smoothing=smoothing)
+    L = log_contributions(
+        state.summary, state.cuts, values, var_smoothing=var_smoothing, smoothing=smoothing
+    )
     lp = log_prior(state.summary, prior_smoothing)
     return (lp + state.bias)[None, :] + jnp.einsum("rik,ik->rk", L, state.weight)
 
@@ -229,15 +231,17 @@ def sgd_gradient(H, L, y, valid):
     return jnp.einsum("rk,rik->ik", dH, L) / n, dH.sum(axis=0) / n
 
 
-def init_state(summary, optimizer: optax.GradientTransformation, *, init_weight=1.0,
-               cuts=None) -> OnlineState:
+def init_state(
+    summary, optimizer: optax.GradientTransformation, *, init_weight=1.0, cuts=None
+) -> OnlineState:
     """Fresh state: weights `init_weight` (1 = NB), bias 0."""
     c, p = _shape(summary)
     dtype = _dtype(summary)
     weight = jnp.full((p, c), init_weight, dtype)
     bias = jnp.zeros((c,), dtype)
-    return OnlineState(summary, cuts, weight, bias, optimizer.init((weight, bias)),
-                       jnp.zeros((), jnp.int32))
+    return OnlineState(
+        summary, cuts, weight, bias, optimizer.init((weight, bias)), jnp.zeros((), jnp.int32)
+    )
 
 
 def _shape(summary):
@@ -284,8 +288,9 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
     out = None
     L0 = None
     if test or cfg.order == "weights_first":
-        L0 = log_contributions(state.summary, state.cuts, xb, var_smoothing=cfg.var_smoothing,
-                               smoothing=cfg.smoothing)
+        L0 = log_contributions(
+            state.summary, state.cuts, xb, var_smoothing=cfg.var_smoothing, smoothing=cfg.smoothing
+        )
         H0 = _scores(state, L0, cfg)
         out = jnp.argmax(H0, axis=-1) == yb
     grad_state = state
@@ -294,8 +299,13 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
     if cfg.learn:
         if cfg.order == "summary_first":
             grad_state = state
-            L = log_contributions(new_summary, state.cuts, xb, var_smoothing=cfg.var_smoothing,
-                                  smoothing=cfg.smoothing)
+            L = log_contributions(
+                new_summary,
+                state.cuts,
+                xb,
+                var_smoothing=cfg.var_smoothing,
+                smoothing=cfg.smoothing,
+            )
         else:
             L = L0
         active = jnp.all(class_counts(grad_state.summary) >= cfg.warmup)
@@ -306,8 +316,17 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
             go = active & valid
             lpb = jnp.broadcast_to(lp, (xb.shape[0],) + lp.shape)
             weight, bias, opt_state, n_steps, _ = _sgd_rows(
-                cfg, state.weight, state.bias, state.opt_state, state.n_steps, L, lpb, go, yb,
-                pc=True)
+                cfg,
+                state.weight,
+                state.bias,
+                state.opt_state,
+                state.n_steps,
+                L,
+                lpb,
+                go,
+                yb,
+                pc=True,
+            )
             state = OnlineState(state.summary, state.cuts, weight, bias, opt_state, n_steps)
             return state, out
 
@@ -320,8 +339,12 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
             new_w, new_b = optax.apply_updates((weight, bias), updates)
             go = active & jnp.any(vm)
             pick = lambda a, b: jax.tree.map(lambda u, v: jnp.where(go, u, v), a, b)
-            return (pick(new_w, weight), pick(new_b, bias), pick(new_opt, opt_state),
-                    n_steps + go.astype(n_steps.dtype)), None
+            return (
+                pick(new_w, weight),
+                pick(new_b, bias),
+                pick(new_opt, opt_state),
+                n_steps + go.astype(n_steps.dtype),
+            ), None
 
         mbs = (L.reshape((nb, bs) + L.shape[1:]), yb.reshape(nb, bs), valid.reshape(nb, bs))
         carry = (state.weight, state.bias, state.opt_state, state.n_steps)
@@ -370,8 +393,9 @@ def _softmax_small(H):
     return e / tot[..., None]
 
 
-def _sgd_rows(cfg: OnlineConfig, weight, bias, opt_state, n_steps, L, lp, go, y, L0=None,
-              lp0=None, pc=False):
+def _sgd_rows(
+    cfg: OnlineConfig, weight, bias, opt_state, n_steps, L, lp, go, y, L0=None, lp0=None, pc=False
+):
     r"""Row-by-row SGD (batch 1), in order, over R rows.
 
     `L` `(R, c, p)` log-densities for the gradient (class-major: p is the fast axis), `lp`
@@ -395,13 +419,15 @@ def _sgd_rows(cfg: OnlineConfig, weight, bias, opt_state, n_steps, L, lp, go, y,
         def step_pc(W, row):
             lt, v = row
             h = v[:c] + W[p] + (W[:p] * lt).sum(axis=0)
-            dH = jnp.where(v[-1] > 0, _softmax_small(h) - v[c:2 * c], 0.0)
+            dH = jnp.where(v[-1] > 0, _softmax_small(h) - v[c : 2 * c], 0.0)
             return W - cfg.sgd_rate * (jnp.concatenate([lt, ones], axis=0) * dH[None, :]), None
 
-        W, _ = lax.scan(step_pc, jnp.concatenate([weight, bias[None, :]], axis=0), (L, V),
-                        unroll=_UNROLL)
+        W, _ = lax.scan(
+            step_pc, jnp.concatenate([weight, bias[None, :]], axis=0), (L, V), unroll=_UNROLL
+        )
         return W[:p], W[p], opt_state, n_steps + go.sum().astype(n_steps.dtype), None
     if cfg.sgd_rate is None:  # any optax optimizer: its update per row
+
         def step(carry, row):
             w, b, opt, ns = carry
             if test:
@@ -414,12 +440,17 @@ def _sgd_rows(cfg: OnlineConfig, weight, bias, opt_state, n_steps, L, lp, go, y,
             updates, new_opt = cfg.optimizer.update((dH[None, :] * Lr.T, dH), opt, (w, b))
             new_w, new_b = optax.apply_updates((w, b), updates)
             pick = lambda u, v: jax.tree.map(lambda a, d: jnp.where(gr, a, d), u, v)
-            return (pick(new_w, w), pick(new_b, b), pick(new_opt, opt),
-                    ns + gr.astype(ns.dtype)), h0
+            return (
+                pick(new_w, w),
+                pick(new_b, b),
+                pick(new_opt, opt),
+                ns + gr.astype(ns.dtype),
+            ), h0
 
         rows = (L, lp, T, go) + ((L0, lp0) if test else ())
         (weight, bias, opt_state, n_steps), H0 = lax.scan(
-            step, (weight, bias, opt_state, n_steps), rows)
+            step, (weight, bias, opt_state, n_steps), rows
+        )
         return weight, bias, opt_state, n_steps, H0
 
     rate = cfg.sgd_rate
@@ -440,13 +471,12 @@ def _sgd_rows(cfg: OnlineConfig, weight, bias, opt_state, n_steps, L, lp, go, y,
             lt, v = row
             prod, bb = W[:, :p] * lt, W[:, p]
         s = v[:k] + bb + prod.sum(axis=1)  # [H0, H] or H
-        dH = jnp.where(v[-1] > 0, _softmax_small(s[k - c:]) - v[k:k + c], 0.0)
+        dH = jnp.where(v[-1] > 0, _softmax_small(s[k - c :]) - v[k : k + c], 0.0)
         W = W - rate * (dH[:, None] * jnp.concatenate([lt, ones], axis=1))
         return W, (s[:c] if test else None)
 
     rows = (L, L0, V) if test else (L, V)
-    W, H0 = lax.scan(step, jnp.concatenate([weight.T, bias[:, None]], axis=1), rows,
-                     unroll=_UNROLL)
+    W, H0 = lax.scan(step, jnp.concatenate([weight.T, bias[:, None]], axis=1), rows, unroll=_UNROLL)
     return W[:, :p].T, W[:, p], opt_state, n_steps + go.sum().astype(n_steps.dtype), H0
 
 
@@ -496,14 +526,16 @@ def _welford_rows(s: GaussianSummary, xb, yb, valid):
     _, local = lax.scan(step, (zero, zero, zero), (xs, ts))  # each (m, G, c, p)
     start = (s.count, s.mean, s.m2)
     # a loop, not unrolled code: XLA would fuse the chain into its consumer and recompute it
-    _, starts = lax.scan(lambda a, b: (_chan_merge(a, b), a), start,
-                         tuple(q[-1] for q in local))  # each (G, c, p)
+    _, starts = lax.scan(
+        lambda a, b: (_chan_merge(a, b), a), start, tuple(q[-1] for q in local)
+    )  # each (G, c, p)
     states = _chan_merge(tuple(q[None] for q in starts), local)  # each (m, G, c, p)
     out = []
     for q0, q in zip(start, states, strict=True):
         buf = jnp.zeros((R + 1, c, p), xb.dtype).at[0].set(q0)
-        out.append(lax.dynamic_update_slice_in_dim(
-            buf, jnp.swapaxes(q, 0, 1).reshape(R, c, p), 1, axis=0))
+        out.append(
+            lax.dynamic_update_slice_in_dim(buf, jnp.swapaxes(q, 0, 1).reshape(R, c, p), 1, axis=0)
+        )
     return tuple(out)
 
 
@@ -511,7 +543,7 @@ def _class_sum(a):
     """Sum over the class axis -2 (kept), unrolled: c is small and p the fast axis."""
     t = a[..., 0:1, :]
     for k in range(1, a.shape[-2]):
-        t = t + a[..., k:k + 1, :]
+        t = t + a[..., k : k + 1, :]
     return t
 
 
@@ -555,8 +587,18 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
         L = dens(after) if cfg.order == "summary_first" else L0
         go = jnp.all(nk[at] >= cfg.warmup, axis=1) & valid
         weight, bias, opt_state, n_steps, H0 = _sgd_rows(
-            cfg, weight, bias, opt_state, n_steps, L, lps[at], go, yb,
-            L0 if test else None, lps[before] if test else None)
+            cfg,
+            weight,
+            bias,
+            opt_state,
+            n_steps,
+            L,
+            lps[at],
+            go,
+            yb,
+            L0 if test else None,
+            lps[before] if test else None,
+        )
     elif test:
         H0 = lps[before] + bias[None, :] + jnp.einsum("rki,ik->rk", L0, weight)
     out = (jnp.argmax(H0, axis=-1) == yb) if test else None
@@ -579,8 +621,11 @@ def run_stream(cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool
     if isinstance(state.summary, GaussianSummary) and chunk == 1 and cfg.batch_size == 1:
         r = _row_block(nb)
         step = lambda s, b: _gaussian_rows(cfg, s, b, test=test)
-        state, out = lax.scan(step, state, (X.reshape(nb // r, r, p), y.reshape(nb // r, r),
-                                            valid.reshape(nb // r, r)))
+        state, out = lax.scan(
+            step,
+            state,
+            (X.reshape(nb // r, r, p), y.reshape(nb // r, r), valid.reshape(nb // r, r)),
+        )
         if test:
             out = out.reshape(nb, 1)
     else:
@@ -603,8 +648,9 @@ def modl_second_level(summary) -> jax.Array | None:
         keep = np.isfinite(np.concatenate([cu, [np.inf]])) | (co.sum(axis=1) > 0)
         m = int(keep.sum())
         cu, co = cu[: m - 1], co[:m]  # GK empty slots are trailing
-        chosen.append(np.asarray(modl_cuts_from_counts(cu, co), dtype=np.float64)
-                      if m > 1 else np.zeros(0))
+        chosen.append(
+            np.asarray(modl_cuts_from_counts(cu, co), dtype=np.float64) if m > 1 else np.zeros(0)
+        )
     # fixed width (the most cuts the summary can give) so that a refresh never retraces the scan
     width = max(cuts1.shape[1], 1)
     out = np.full((len(chosen), width), np.inf)
@@ -660,10 +706,23 @@ class OnlineWeightedNB(BaseNB):
 
     _learn = True
 
-    def __init__(self, summary="gaussian", learning_rate=1e-4, optimizer=None, batch_size=1,
-                 summary_chunk=None, summary_size=100, second_level="bins", refresh_every=20_000,
-                 order="summary_first", var_smoothing=1e-9, smoothing=1.0, prior_smoothing=1.0,
-                 warmup=10, init_weight=1.0):
+    def __init__(
+        self,
+        summary="gaussian",
+        learning_rate=1e-4,
+        optimizer=None,
+        batch_size=1,
+        summary_chunk=None,
+        summary_size=100,
+        second_level="bins",
+        refresh_every=20_000,
+        order="summary_first",
+        var_smoothing=1e-9,
+        smoothing=1.0,
+        prior_smoothing=1.0,
+        warmup=10,
+        init_weight=1.0,
+    ):
         self.summary = summary
         self.learning_rate = learning_rate
         self.optimizer = optimizer
@@ -691,14 +750,16 @@ class OnlineWeightedNB(BaseNB):
             raise ValueError(f"summary_size must be >= 3; got {self.summary_size}")
         if self.warmup < 0:
             raise ValueError(f"warmup must be >= 0; got warmup={self.warmup!r}")
-        if self.optimizer is None and not (np.isscalar(self.learning_rate)
-                                           and self.learning_rate >= 0):
+        if self.optimizer is None and not (
+            np.isscalar(self.learning_rate) and self.learning_rate >= 0
+        ):
             raise ValueError(f"learning_rate must be >= 0; got {self.learning_rate!r}")
         if self.second_level not in ("bins", "modl"):
             raise ValueError(f"second_level must be 'bins' or 'modl'; got {self.second_level!r}")
         if self.order not in ("summary_first", "weights_first"):
-            raise ValueError(f"order must be 'summary_first' or 'weights_first'; got "
-                             f"{self.order!r}")
+            raise ValueError(
+                f"order must be 'summary_first' or 'weights_first'; got {self.order!r}"
+            )
         for name in ("var_smoothing", "prior_smoothing"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0; got {getattr(self, name)!r}")
@@ -706,14 +767,17 @@ class OnlineWeightedNB(BaseNB):
             raise ValueError(f"smoothing must be > 0; got smoothing={self.smoothing!r}")
         chunk = self._chunk()
         if chunk % self.batch_size:
-            raise ValueError(f"summary_chunk must be a multiple of batch_size; got {chunk=} and "
-                             f"batch_size={self.batch_size}")
+            raise ValueError(
+                f"summary_chunk must be a multiple of batch_size; got {chunk=} and "
+                f"batch_size={self.batch_size}"
+            )
 
     def _chunk(self):
         if self.summary_chunk is not None:
             if not isinstance(self.summary_chunk, (int, np.integer)) or self.summary_chunk < 1:
-                raise ValueError(f"summary_chunk must be None or an int >= 1; got "
-                                 f"{self.summary_chunk!r}")
+                raise ValueError(
+                    f"summary_chunk must be None or an int >= 1; got {self.summary_chunk!r}"
+                )
             return int(self.summary_chunk)
         if self.summary == "gaussian":
             return int(self.batch_size)
@@ -723,22 +787,32 @@ class OnlineWeightedNB(BaseNB):
     def _config(self):
         opt = self.optimizer if self.optimizer is not None else _sgd(float(self.learning_rate))
         rate = float(self.learning_rate) if self.optimizer is None else None
-        return OnlineConfig(opt, int(self.batch_size), self.order, self._learn,
-                            float(self.var_smoothing), float(self.smoothing),
-                            float(self.prior_smoothing), int(self.warmup), rate)
+        return OnlineConfig(
+            opt,
+            int(self.batch_size),
+            self.order,
+            self._learn,
+            float(self.var_smoothing),
+            float(self.smoothing),
+            float(self.prior_smoothing),
+            int(self.warmup),
+            rate,
+        )
 
     def _check_X(self, X):
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n, p); got shape {X.shape}")
         if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
-            raise TypeError(f"X must be numeric (online NB summarizes numeric predictors); got "
-                            f"dtype {X.dtype}")
+            raise TypeError(
+                f"X must be numeric (online NB summarizes numeric predictors); got dtype {X.dtype}"
+            )
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns; the model was fitted with "
-                             f"{self.n_features_in_}")
+            raise ValueError(
+                f"X has {X.shape[1]} columns; the model was fitted with {self.n_features_in_}"
+            )
         return X.astype(_float_dtype(), copy=False)
 
     def _encode_y(self, y, n):
@@ -749,8 +823,10 @@ class OnlineWeightedNB(BaseNB):
         idx = np.minimum(idx, len(self.classes_) - 1)
         if not np.array_equal(self.classes_[idx], y):
             bad = y[self.classes_[idx] != y][0]
-            raise ValueError(f"y contains the label {bad!r} not in classes_ {self.classes_}; pass "
-                             f"all labels with classes=[...] on the first partial_fit call")
+            raise ValueError(
+                f"y contains the label {bad!r} not in classes_ {self.classes_}; pass "
+                f"all labels with classes=[...] on the first partial_fit call"
+            )
         return idx.astype(np.int32)
 
     def _new_summary(self, c, p):
@@ -759,8 +835,9 @@ class OnlineWeightedNB(BaseNB):
             return GaussianSummary.init(c, p, dtype)
         chunk = self._chunk()
         if self.summary == "gkclass":
-            return GKClass.init(c, p, capacity=int(self.summary_size), chunk_size=chunk,
-                                dtype=dtype)
+            return GKClass.init(
+                c, p, capacity=int(self.summary_size), chunk_size=chunk, dtype=dtype
+            )
         return CPiD.init(c, p, n_intervals=int(self.summary_size), chunk_size=chunk, dtype=dtype)
 
     # ------------------------------------------------------------------ fitting
@@ -782,13 +859,18 @@ class OnlineWeightedNB(BaseNB):
         if not hasattr(self, "state_"):
             labels = np.unique(np.asarray(y) if classes is None else np.asarray(classes))
             if len(labels) < 2:
-                raise ValueError("online NB needs at least two classes; pass classes=[...] on the "
-                                 "first partial_fit call")
+                raise ValueError(
+                    "online NB needs at least two classes; pass classes=[...] on the "
+                    "first partial_fit call"
+                )
             self.classes_ = labels
             self.n_features_in_ = X.shape[1]
             self._cfg = self._config()
-            self.state_ = init_state(self._new_summary(len(labels), X.shape[1]),
-                                     self._cfg.optimizer, init_weight=float(self.init_weight))
+            self.state_ = init_state(
+                self._new_summary(len(labels), X.shape[1]),
+                self._cfg.optimizer,
+                init_weight=float(self.init_weight),
+            )
             self.n_seen_ = 0
             self._next_refresh = int(self.refresh_every)
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
@@ -813,8 +895,9 @@ class OnlineWeightedNB(BaseNB):
             if modl and self.n_seen_ >= self._next_refresh:
                 cuts = modl_second_level(self.state_.summary)
                 st = self.state_
-                self.state_ = OnlineState(st.summary, cuts, st.weight, st.bias, st.opt_state,
-                                          st.n_steps)
+                self.state_ = OnlineState(
+                    st.summary, cuts, st.weight, st.bias, st.opt_state, st.n_steps
+                )
                 self._next_refresh = self.n_seen_ + int(self.refresh_every)
         if test:
             return np.concatenate(outs) if outs else np.zeros(0, bool)
@@ -833,7 +916,7 @@ class OnlineWeightedNB(BaseNB):
         row = 0
         for size in sizes:
             rows = size * chunk
-            Xs, ys = X[row:row + rows], y[row:row + rows]
+            Xs, ys = X[row : row + rows], y[row : row + rows]
             m = Xs.shape[0]
             valid = np.zeros(rows, bool)
             valid[:m] = True
@@ -841,9 +924,13 @@ class OnlineWeightedNB(BaseNB):
                 Xs = np.concatenate([Xs, np.full((rows - m, p), np.nan, X.dtype)])
                 ys = np.concatenate([ys, np.zeros(rows - m, y.dtype)])
             self.state_, out = run_stream(
-                self._cfg, self.state_, jnp.asarray(Xs.reshape(size, chunk, p)),
-                jnp.asarray(ys.reshape(size, chunk)), jnp.asarray(valid.reshape(size, chunk)),
-                test=test)
+                self._cfg,
+                self.state_,
+                jnp.asarray(Xs.reshape(size, chunk, p)),
+                jnp.asarray(ys.reshape(size, chunk)),
+                jnp.asarray(valid.reshape(size, chunk)),
+                test=test,
+            )
             if test:
                 outs.append(np.asarray(out).reshape(-1)[:m])
             row += rows
@@ -861,8 +948,9 @@ class OnlineWeightedNB(BaseNB):
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):
         if not hasattr(self, "state_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit or "
-                             f"partial_fit first")
+            raise ValueError(
+                f"this {type(self).__name__} is not fitted yet; call fit or partial_fit first"
+            )
 
     def _encode(self, X):
         self._check_fitted()
@@ -870,9 +958,13 @@ class OnlineWeightedNB(BaseNB):
         return np.zeros((X.shape[0], 0), np.int32), X
 
     def _log_joint_scores(self, codes, values):
-        return log_joint(self.state_, values, var_smoothing=float(self.var_smoothing),
-                         smoothing=float(self.smoothing),
-                         prior_smoothing=float(self.prior_smoothing))
+        return log_joint(
+            self.state_,
+            values,
+            var_smoothing=float(self.var_smoothing),
+            smoothing=float(self.smoothing),
+            prior_smoothing=float(self.prior_smoothing),
+        )
 
     @property
     def weights_(self) -> np.ndarray:
@@ -900,13 +992,27 @@ class OnlineNB(OnlineWeightedNB):
 
     _learn = False
 
-    def __init__(self, summary="gaussian", summary_chunk=None, summary_size=100,
-                 second_level="bins", refresh_every=20_000, var_smoothing=1e-9, smoothing=1.0,
-                 prior_smoothing=1.0):
-        super().__init__(summary=summary, summary_chunk=summary_chunk, summary_size=summary_size,
-                         second_level=second_level, refresh_every=refresh_every,
-                         var_smoothing=var_smoothing, smoothing=smoothing,
-                         prior_smoothing=prior_smoothing)
+    def __init__(
+        self,
+        summary="gaussian",
+        summary_chunk=None,
+        summary_size=100,
+        second_level="bins",
+        refresh_every=20_000,
+        var_smoothing=1e-9,
+        smoothing=1.0,
+        prior_smoothing=1.0,
+    ):
+        super().__init__(
+            summary=summary,
+            summary_chunk=summary_chunk,
+            summary_size=summary_size,
+            second_level=second_level,
+            refresh_every=refresh_every,
+            var_smoothing=var_smoothing,
+            smoothing=smoothing,
+            prior_smoothing=prior_smoothing,
+        )
 
     def _chunk(self):
         if self.summary_chunk is None and self.summary == "gaussian":
@@ -920,11 +1026,23 @@ def _progress(msg):
 
 def register_methods(register) -> None:
     """Hook read by `jaxnb.registry`: adds the online and averaged NB estimators."""
-    register("OnlineNB", lambda kind: OnlineNB(), "NB on Gaussian stream summaries (one pass)",
-             kinds=("continuous",))
-    register("OnlineWNB", lambda kind: OnlineWeightedNB(optimizer=optax.adam(1e-2)),
-             "online weighted NB (Stream eq 2), one pass, Adam", kinds=("continuous",))
+    register(
+        "OnlineNB",
+        lambda kind: OnlineNB(),
+        "NB on Gaussian stream summaries (one pass)",
+        kinds=("continuous",),
+    )
+    register(
+        "OnlineWNB",
+        lambda kind: OnlineWeightedNB(optimizer=optax.adam(1e-2)),
+        "online weighted NB (Stream eq 2), one pass, Adam",
+        kinds=("continuous",),
+    )
     from .anb import AveragedNB
 
-    register("ANB", lambda kind: AveragedNB(), "MODL + compression-averaged selective NB "
-             "(Boullé 2007)", kinds=("continuous",))
+    register(
+        "ANB",
+        lambda kind: AveragedNB(),
+        "MODL + compression-averaged selective NB (Boullé 2007)",
+        kinds=("continuous",),
+    )

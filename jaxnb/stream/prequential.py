@@ -58,8 +58,16 @@ def _check(X, y, batch_size, report_every):
     return X, y
 
 
-def prequential(model, X, y, batch_size: int = 1000, report_every: int = 10_000, *,
-                classes=None, verbose: bool = True) -> PrequentialResult:
+def prequential(
+    model,
+    X,
+    y,
+    batch_size: int = 1000,
+    report_every: int = 10_000,
+    *,
+    classes=None,
+    verbose: bool = True,
+) -> PrequentialResult:
     """Test-then-train over (X, y) in blocks of `batch_size`; curve sampled every `report_every`."""
     X, y = _check(X, y, batch_size, report_every)
     classes = np.unique(y) if classes is None else np.asarray(classes)
@@ -70,7 +78,7 @@ def prequential(model, X, y, batch_size: int = 1000, report_every: int = 10_000,
     t0 = time.perf_counter()
     fitted = False
     for start in range(0, n, batch_size):
-        Xb, yb = X[start:start + batch_size], y[start:start + batch_size]
+        Xb, yb = X[start : start + batch_size], y[start : start + batch_size]
         if fitted:
             correct += int(np.sum(model.predict(Xb) == yb))
             tested += len(yb)
@@ -83,14 +91,20 @@ def prequential(model, X, y, batch_size: int = 1000, report_every: int = 10_000,
             next_report = (done // report_every + 1) * report_every
             if verbose:
                 rate = done / max(time.perf_counter() - t0, 1e-9)
-                print(f"prequential {type(model).__name__}: {done:>9,d} rows  "
-                      f"accuracy {acc[-1]:.4f}  {rate:,.0f} rows/s", file=sys.stderr, flush=True)
-    return PrequentialResult(np.asarray(seen), np.asarray(acc), correct, tested,
-                             time.perf_counter() - t0)
+                print(
+                    f"prequential {type(model).__name__}: {done:>9,d} rows  "
+                    f"accuracy {acc[-1]:.4f}  {rate:,.0f} rows/s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return PrequentialResult(
+        np.asarray(seen), np.asarray(acc), correct, tested, time.perf_counter() - t0
+    )
 
 
-def prequential_jit(model, X, y, report_every: int = 10_000, *, classes=None,
-                    verbose: bool = True) -> PrequentialResult:
+def prequential_jit(
+    model, X, y, report_every: int = 10_000, *, classes=None, verbose: bool = True
+) -> PrequentialResult:
     """Prequential accuracy of an `OnlineWeightedNB` / `OnlineNB` from its compiled scan.
 
     Runs `report_every` rows per compiled call (one compilation; the last call may be shorter)."""
@@ -101,8 +115,9 @@ def prequential_jit(model, X, y, report_every: int = 10_000, *, classes=None,
     seen, acc = [], []
     t0 = time.perf_counter()
     for start in range(0, n, report_every):
-        ok = model.prequential_correct(X[start:start + report_every],
-                                       y[start:start + report_every], classes=classes)
+        ok = model.prequential_correct(
+            X[start : start + report_every], y[start : start + report_every], classes=classes
+        )
         if start == 0:  # the unfitted model's first block is not a prediction
             skip = model._chunk()
             ok = ok[skip:]
@@ -113,7 +128,12 @@ def prequential_jit(model, X, y, report_every: int = 10_000, *, classes=None,
         acc.append(correct / tested if tested else float("nan"))
         if verbose:
             rate = done / max(time.perf_counter() - t0, 1e-9)
-            print(f"prequential(jit) {type(model).__name__}: {done:>9,d} rows  accuracy "
-                  f"{acc[-1]:.4f}  {rate:,.0f} rows/s", file=sys.stderr, flush=True)
-    return PrequentialResult(np.asarray(seen), np.asarray(acc), correct, tested,
-                             time.perf_counter() - t0)
+            print(
+                f"prequential(jit) {type(model).__name__}: {done:>9,d} rows  accuracy "
+                f"{acc[-1]:.4f}  {rate:,.0f} rows/s",
+                file=sys.stderr,
+                flush=True,
+            )
+    return PrequentialResult(
+        np.asarray(seen), np.asarray(acc), correct, tested, time.perf_counter() - t0
+    )

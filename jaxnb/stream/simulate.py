@@ -87,8 +87,9 @@ class StreamSpec:
                 f"{self.n_relevant=}, {self.n_redundant=}, {self.n_predictors=}"
             )
         if self.redundant_sources > self.n_relevant:
-            raise ValueError(f"redundant_sources must be <= n_relevant; got "
-                             f"{self.redundant_sources}")
+            raise ValueError(
+                f"redundant_sources must be <= n_relevant; got {self.redundant_sources}"
+            )
         if not 0.0 < self.positive_rate < 1.0:
             raise ValueError(f"positive_rate must lie in (0, 1); got {self.positive_rate}")
         if not 0 <= self.n_test < self.n_examples:
@@ -126,11 +127,17 @@ class StreamSpec:
 def pascal_like(n_predictors: int = 500, **overrides) -> StreamSpec:
     """PASCAL-shaped spec: 500 (alpha..delta) or 2000 (epsilon, zeta) predictors, 500k rows."""
     if n_predictors not in (500, 2000) and "n_relevant" not in overrides:
-        raise ValueError(f"n_predictors must be 500 or 2000 (or give n_relevant); got "
-                         f"{n_predictors}")
+        raise ValueError(
+            f"n_predictors must be 500 or 2000 (or give n_relevant); got {n_predictors}"
+        )
     scale = n_predictors // 500 if n_predictors in (500, 2000) else 1
-    base = dict(n_predictors=n_predictors, n_relevant=40 * scale, n_redundant=200 * scale,
-                redundant_sources=10 * scale, signal=0.6 / math.sqrt(scale))
+    base = dict(
+        n_predictors=n_predictors,
+        n_relevant=40 * scale,
+        n_redundant=200 * scale,
+        redundant_sources=10 * scale,
+        signal=0.6 / math.sqrt(scale),
+    )
     base.update(overrides)
     return StreamSpec(**base)
 
@@ -140,8 +147,10 @@ def bayes_error(spec: StreamSpec) -> float:
     d2 = float(np.sum(spec.delta**2))
     d = math.sqrt(d2)
     c = math.log(spec.positive_rate / (1 - spec.positive_rate))
-    return float(spec.positive_rate * norm.cdf((-d2 / 2 - c) / d)
-                 + (1 - spec.positive_rate) * norm.cdf((-d2 / 2 + c) / d))
+    return float(
+        spec.positive_rate * norm.cdf((-d2 / 2 - c) / d)
+        + (1 - spec.positive_rate) * norm.cdf((-d2 / 2 + c) / d)
+    )
 
 
 def bayes_predict(spec: StreamSpec, X) -> np.ndarray:
@@ -161,7 +170,8 @@ def _chunk(spec: StreamSpec, key, index: int):
     delta = jnp.asarray(spec.delta, jnp.float32)
     z = jax.random.normal(k_z, (n, m), jnp.float32) + (y[:, None] - 0.5) * delta[None, :]
     red = z[:, jnp.asarray(spec.sources)] + spec.redundant_noise * jax.random.normal(
-        k_e, (n, r), jnp.float32)
+        k_e, (n, r), jnp.float32
+    )
     irr = jax.random.normal(k_i, (n, spec.n_predictors - m - r), jnp.float32)
     X = jnp.concatenate([z, red, irr], axis=1)[:, jnp.asarray(spec.permutation)]
     return X, y
@@ -170,8 +180,9 @@ def _chunk(spec: StreamSpec, key, index: int):
 _chunk_jit = jax.jit(_chunk, static_argnums=(0,))
 
 
-def iter_chunks(spec: StreamSpec, start: int = 0, stop: int | None = None,
-                block_rows: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def iter_chunks(
+    spec: StreamSpec, start: int = 0, stop: int | None = None, block_rows: int | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yields (X float32 `(b, p)`, y int32 `(b,)`) blocks covering rows [start, stop) in order.
 
     `block_rows` defaults to `spec.chunk_rows`; generation is always by whole chunks, sliced."""

@@ -469,8 +469,9 @@ def _gk_bin_counts(values, class_counts):
     # first tuple of each run of equal values (values are sorted): a running max of run starts
     m = values.shape[1]
     idx = jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), values.shape)
-    starts = jnp.concatenate([jnp.ones_like(values[:, :1], bool),
-                              values[:, 1:] != values[:, :-1]], axis=1)
+    starts = jnp.concatenate(
+        [jnp.ones_like(values[:, :1], bool), values[:, 1:] != values[:, :-1]], axis=1
+    )
     first = lax.cummax(jnp.where(starts, idx, 0), axis=1)
     rows = jnp.arange(values.shape[0])[:, None]
     return jnp.zeros_like(class_counts).at[rows, first].add(class_counts)
@@ -496,7 +497,8 @@ def _gk_sort_chunk(xs, ys, c):
     if n > b:
         key = jnp.concatenate([key, jnp.full((p, n - b), jnp.inf, key.dtype)], axis=1)
         tag = jnp.concatenate(
-            [tag, jnp.broadcast_to(rowi[:, b:] * (w if packed else 1), (p, n - b))], axis=1)
+            [tag, jnp.broadcast_to(rowi[:, b:] * (w if packed else 1), (p, n - b))], axis=1
+        )
     k = 2
     while k <= n:
         j = k // 2
@@ -559,8 +561,13 @@ def _gk_insert_chunk(state: GKClass, xs, ys):
     sv, svalid, sy = _gk_sort_chunk(xs, ys, c)
     n_le = _gk_searchsorted(state.values, sv, "right")  # (p, b) old tuples <= new value
     n_lt = _gk_searchsorted(sv, state.values, "left")  # (p, cap) new values < old tuple
-    pos = jnp.concatenate([jnp.arange(cap, dtype=jnp.int32)[None] + n_lt,
-                           jnp.arange(b, dtype=jnp.int32)[None] + n_le], axis=1)
+    pos = jnp.concatenate(
+        [
+            jnp.arange(cap, dtype=jnp.int32)[None] + n_lt,
+            jnp.arange(b, dtype=jnp.int32)[None] + n_le,
+        ],
+        axis=1,
+    )
     # successor old tuple of a new value is old tuple n_le: Delta_new = g_s + Delta_s - 1, or 0
     s = jnp.minimum(n_le, cap - 1)
     g_s = jnp.take_along_axis(state.g, s, axis=1)
@@ -568,13 +575,20 @@ def _gk_insert_chunk(state: GKClass, xs, ys):
     d_new = jnp.where(svalid & (n_le < cap) & (g_s > 0), g_s + d_s - 1, 0)
     new_g = svalid.astype(jnp.int32)
     new_cc = jax.nn.one_hot(sy, c, dtype=jnp.int32) * new_g[:, :, None]
-    src = jnp.concatenate([
-        jnp.concatenate([state.g[:, :, None], state.class_counts, state.delta[:, :, None]], 2),
-        jnp.concatenate([new_g[:, :, None], new_cc, d_new[:, :, None]], 2)], axis=1)
+    src = jnp.concatenate(
+        [
+            jnp.concatenate([state.g[:, :, None], state.class_counts, state.delta[:, :, None]], 2),
+            jnp.concatenate([new_g[:, :, None], new_cc, d_new[:, :, None]], 2),
+        ],
+        axis=1,
+    )
     rows = jnp.arange(p)[:, None]
     pack = jnp.zeros((p, m, 2 + c), jnp.int32).at[rows, pos].set(src, unique_indices=True)
-    v = jnp.zeros((p, m), state.values.dtype).at[rows, pos].set(
-        jnp.concatenate([state.values, sv], axis=1), unique_indices=True)
+    v = (
+        jnp.zeros((p, m), state.values.dtype)
+        .at[rows, pos]
+        .set(jnp.concatenate([state.values, sv], axis=1), unique_indices=True)
+    )
     g, d = pack[:, :, 0], pack[:, :, 1 + c]
 
     n = g.sum(axis=1)
@@ -599,8 +613,10 @@ def _gk_insert_chunk(state: GKClass, xs, ys):
     # one scatter of [cumsum (g, counts), Delta, kept] to cumsum(keep) - 1 (dropped tuples go
     # out of bounds) and one of the values
     dest = jnp.where(keep, jnp.cumsum(keep, axis=1) - 1, cap)
-    out = jnp.concatenate([jnp.cumsum(pack[:, :, : 1 + c], axis=1), d[:, :, None],
-                           jnp.ones((p, m, 1), jnp.int32)], axis=2)
+    out = jnp.concatenate(
+        [jnp.cumsum(pack[:, :, : 1 + c], axis=1), d[:, :, None], jnp.ones((p, m, 1), jnp.int32)],
+        axis=2,
+    )
     put = jnp.zeros((p, cap, 3 + c), jnp.int32).at[rows, dest].set(out, mode="drop")
     kept = put[:, :, -1] > 0
     diff = jnp.diff(put[:, :, : 1 + c], axis=1, prepend=jnp.zeros((p, 1, 1 + c), jnp.int32))

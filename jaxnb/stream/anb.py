@@ -535,7 +535,10 @@ class AveragedNB(BaseNB):
             ]
         )
         self.n_intervals_ = m
-        width = int(m.max())
+        # Rows per predictor in the table: the largest interval count rounded up to a power of two,
+        # so refits whose discretizations differ by a few intervals share the compiled scorer and
+        # search (rows >= m_i are zero and never indexed, as for predictors with fewer intervals).
+        width = 1 << max(1, (int(m.max()) - 1).bit_length())
         offsets = np.arange(p) * width
         ok = codes >= 0
         flat = ((codes + offsets[:, None]) * c + yi[None, :])[ok]

@@ -60,11 +60,12 @@ def _row_bucket(n: int) -> int:
     return max(16, -(-n // g) * g)
 
 
-def _pad_rows(a, m):
-    """``a`` (n, ...) followed by m - n zero rows, in a fresh aligned array (see `_device`)."""
+def _pad_rows(a, m, repeat_first=False):
+    """``a`` (n, ...) followed by m - n zero rows (copies of row 0 with ``repeat_first``), in a
+    fresh aligned array (see `_device`)."""
     out = _aligned_empty((m,) + a.shape[1:], a.dtype)
     out[: a.shape[0]] = a
-    out[a.shape[0] :] = 0
+    out[a.shape[0] :] = a[:1] if repeat_first else 0
     return out
 
 
@@ -332,14 +333,23 @@ class NaiveBayes(BaseNB):
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         self._check_priors(len(self.classes_))
         t0 = time.perf_counter()
+        # Rows padded to a bucket size with zero-weight copies of the first row (they add nothing to
+        # the statistics and keep the centring of the continuous sums inside the data), so training
+        # sets of nearby sizes (CV folds, learning curves) share one compiled program.
+        n = codes.shape[0]
+        m = _row_bucket(n)
+        fc, fv, fy, fw = codes, values, y_enc, w
+        if m > n:
+            fc, fv, fy = (_pad_rows(a, m, repeat_first=True) for a in (codes, values, y_enc))
+            fw = _pad_rows(w, m)
         self.stats_ = fit_stats(
-            _device(codes),
-            _device(values),
-            _device(y_enc),
-            _device(w),
+            _device(fc),
+            _device(fv),
+            _device(fy),
+            _device(fw),
             n_states=self.n_states_,
             n_classes=len(self.classes_),
-            block_size=self._block(codes.shape[0], sum(self.n_states_)),
+            block_size=self._block(m, sum(self.n_states_)),
         )
         self._set_params_from_stats()
         self._keep_sample(codes, values)

@@ -127,3 +127,30 @@ def test_row_bucket_sizes():
     for n in range(1, 5000, 7):
         assert 0 <= _row_bucket(n) - n < max(16, n // 8 + 1)  # at most 1/8 (or 15 rows) of padding
     assert _row_bucket(_BUCKET_MAX_ROWS + 1) == _BUCKET_MAX_ROWS + 1  # large inputs: no copy
+
+
+def test_naive_bayes_training_sizes_share_compilations_and_statistics(compiles):
+    """NaiveBayes.fit pads the training rows to the prediction buckets with zero-weight copies of
+    the first row: the statistics equal those of the rows alone, including far from the origin
+    (where a centring pulled towards padded zeros would lose digits), and nearby sizes share one
+    program."""
+    from jaxnb import fit_stats
+
+    rng = np.random.default_rng(5)
+    X = np.c_[rng.integers(0, 3, (60, 2)), 1e4 + rng.normal(size=(60, 2))]
+    y = rng.integers(0, 2, 60)
+    for n in (3, 37, 60):
+        model = jaxnb.NaiveBayes(discrete=[0, 1]).fit(X[:n], y[:n])
+        ref = fit_stats(
+            X[:n, :2].astype(np.int32), X[:n, 2:], y[:n], np.ones(n), n_states=(3, 3), n_classes=2
+        )
+        got = model.stats_
+        np.testing.assert_array_equal(got.class_weight, ref.class_weight)
+        np.testing.assert_array_equal(got.counts[: ref.counts.shape[0]], ref.counts)
+        np.testing.assert_allclose(got.mean, ref.mean, rtol=1e-14)
+        np.testing.assert_allclose(got.m2, ref.m2, rtol=1e-9, atol=1e-9)
+    jaxnb.NaiveBayes(discrete=[0, 1]).fit(X[:49], y[:49])  # bucket 64
+    before = compiles.n
+    for n in range(50, 60):
+        jaxnb.NaiveBayes(discrete=[0, 1]).fit(X[:n], y[:n])
+    assert compiles.n == before

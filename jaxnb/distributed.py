@@ -167,10 +167,6 @@ def pad_rows(codes, values, y, weight=None, *, multiple: int, n_rows: int | None
     return pad(codes), pad(values), pad(y), pad(weight)
 
 
-def _float_dtype():
-    return float_dtype()
-
-
 def _check_rows(codes, values, y, weight, n_states, n_classes, check_values):
     n_states = tuple(int(m) for m in n_states)
     if codes.ndim != 2 or values.ndim != 2 or y.ndim != 1:
@@ -228,7 +224,7 @@ def shard_rows(codes, values, y, weight=None, *, mesh: Mesh):
       (codes, values, y, weight) as ``jax.Array``s sharded by rows (`row_sharding`).
     """
     d = mesh.devices.size
-    dtype = _float_dtype()
+    dtype = float_dtype()
     codes = np.asarray(codes, np.int32)
     values = np.asarray(values, dtype)
     y = np.asarray(y, np.int32)
@@ -256,7 +252,7 @@ def shard_process_local_rows(
 
     local_devices = [dv for dv in mesh.devices.flat if dv.process_index == jax.process_index()]
     ld = max(len(local_devices), 1)
-    dtype = _float_dtype()
+    dtype = float_dtype()
     codes = np.asarray(codes, np.int32)
     values = np.asarray(values, dtype)
     y = np.asarray(y, np.int32)
@@ -629,7 +625,7 @@ def fit_wnb(
     """
     from .methods.nb import fit_stats
 
-    dtype = _float_dtype()
+    dtype = float_dtype()
     n_states = _check_rows(
         np.asarray(codes),
         np.asarray(values),

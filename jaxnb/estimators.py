@@ -33,10 +33,6 @@ _merge = jax.jit(merge)
 _IMPORTANCE_ROWS = 2048
 
 
-def _float_dtype():
-    return float_dtype()
-
-
 def _device(a):
     """NumPy -> JAX without a second copy of the data.
 
@@ -140,14 +136,14 @@ class BaseNB:
         """Encode and check X, y, sample_weight; sets ``encoder_``, ``classes_``."""
         enc = self._make_encoder().fit(X)
         codes, values = enc.transform(
-            X, dtype=_float_dtype(), fit=True, code_dtype=self._code_dtype(enc)
+            X, dtype=float_dtype(), fit=True, code_dtype=self._code_dtype(enc)
         )
         classes, y_enc = encode_labels(y, codes.shape[0])
         if len(classes) < 2:
             raise ValueError(
                 f"y has a single class ({classes[0]!r}); a classifier needs at least two classes"
             )
-        w = check_sample_weight(sample_weight, codes.shape[0], dtype=_float_dtype())
+        w = check_sample_weight(sample_weight, codes.shape[0], dtype=float_dtype())
         self.encoder_ = enc
         self.classes_ = classes
         self.n_features_in_ = enc.n_features_in_
@@ -156,7 +152,7 @@ class BaseNB:
     def _encode(self, X):
         self._check_fitted()
         return self.encoder_.transform(
-            X, dtype=_float_dtype(), code_dtype=self._code_dtype(self.encoder_)
+            X, dtype=float_dtype(), code_dtype=self._code_dtype(self.encoder_)
         )
 
     def _code_dtype(self, enc):
@@ -384,7 +380,7 @@ class NaiveBayes(BaseNB):
         if sample is None:
             sample = (
                 np.zeros((1, len(stats.n_states)), np.int32),
-                np.zeros((1, stats.mean.shape[-1]), _float_dtype()),
+                np.zeros((1, stats.mean.shape[-1]), float_dtype()),
             )
         self._keep_sample(*sample)
         return self
@@ -395,7 +391,7 @@ class NaiveBayes(BaseNB):
             self.stats_,
             self.alpha,
             self.var_smoothing,
-            None if pr is None else jnp.asarray(pr, _float_dtype()),
+            None if pr is None else jnp.asarray(pr, float_dtype()),
         )
 
     def _keep_sample(self, codes, values):
@@ -416,7 +412,7 @@ class NaiveBayes(BaseNB):
         self._check_hyper()
         if not hasattr(self, "stats_"):
             enc = self._make_encoder().fit(X)
-            codes, values = enc.transform(X, dtype=_float_dtype(), fit=True)
+            codes, values = enc.transform(X, dtype=float_dtype(), fit=True)
             cls_all = classes if classes is not None else y
             cls, _ = encode_labels(cls_all, None, name="classes" if classes is not None else "y")
             if len(cls) < 2:
@@ -434,7 +430,7 @@ class NaiveBayes(BaseNB):
                 raise ValueError("classes differ from the first partial_fit call")
             if list(old) != list(self.encoder_.n_states_):
                 self.stats_ = _pad_counts(self.stats_, old, self.encoder_.n_states_)
-            codes, values = self.encoder_.transform(X, dtype=_float_dtype())
+            codes, values = self.encoder_.transform(X, dtype=float_dtype())
             prev = self.stats_
         y_arr = np.asarray(y)
         if y_arr.shape[0] != codes.shape[0]:
@@ -456,7 +452,7 @@ class NaiveBayes(BaseNB):
                     f"y contains the label {e.args[0]!r} not in classes_; pass all "
                     f"labels with classes=[...] on the first partial_fit call"
                 ) from e
-        w = check_sample_weight(sample_weight, codes.shape[0], dtype=_float_dtype())
+        w = check_sample_weight(sample_weight, codes.shape[0], dtype=float_dtype())
         batch = fit_stats(
             jnp.asarray(codes),
             jnp.asarray(values),

@@ -35,7 +35,8 @@ from ._checks import check_choice as _check_choice
 from ._checks import check_fraction as _check_fraction
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
-from .estimators import BaseNB, _float_dtype
+from ._dtypes import float_dtype
+from .estimators import BaseNB
 from .methods import filters as flt
 from .methods import kernel as kde
 from .methods import structure as st
@@ -107,7 +108,7 @@ class _Base(BaseNB):
         """Lidstone CPTs of the discrete block (the mixed-data fallback), or None if q = 0."""
         if codes.shape[1] == 0:
             return None
-        empty = jnp.zeros((codes.shape[0], 0), _float_dtype())
+        empty = jnp.zeros((codes.shape[0], 0), float_dtype())
         stats = fit_stats(
             jnp.asarray(codes),
             empty,
@@ -121,7 +122,7 @@ class _Base(BaseNB):
     def _log_prior(self, y_enc, w):
         nc = np.bincount(y_enc, weights=w, minlength=len(self.classes_))
         with np.errstate(divide="ignore"):
-            return jnp.asarray(np.log(nc) - np.log(nc.sum()), _float_dtype())
+            return jnp.asarray(np.log(nc) - np.log(nc.sum()), float_dtype())
 
     def _internal_to_user(self):
         """User column index of each internal predictor [discrete..., continuous...]."""

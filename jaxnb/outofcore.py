@@ -688,7 +688,7 @@ def _chunk_stats(x, y, w, n_valid, *, layout, n_classes, labels_coded, block_siz
     n_blk = x.shape[0] if block_size is None else min(x.shape[0], int(block_size))
     if not _fast_path_ok(layout, n_blk):
         return _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size)
-    dtype = _float_dtype()
+    dtype = float_dtype()
 
     def block(xs, ys, ws, rows, shift):
         return _fast_block_sums(xs, ys, ws, rows, shift, layout, n_classes, dtype)
@@ -715,7 +715,7 @@ def _over_blocks(x, y, w, n_valid, layout, block_size, block, fold, with_start=F
     n = x.shape[0]
     bs = n if block_size is None or block_size >= n else int(block_size)
     nb, tail = n // bs, n - (n // bs) * bs
-    head = _take(x[:bs], layout.continuous).astype(_float_dtype())
+    head = _take(x[:bs], layout.continuous).astype(float_dtype())
     obs = jnp.isfinite(head)
     shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
     row_ids = jnp.arange(bs, dtype=jnp.int32)
@@ -745,7 +745,7 @@ def _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size):
     Used for ``missing="ignore"`` and to name the offending rows when the fast path finds a
     suspicious chunk.
     """
-    dtype = _float_dtype()
+    dtype = float_dtype()
 
     def block(xs, ys, ws, rows, shift, start):
         sums, flags = _block_sums_checked(xs, ys, ws, rows, shift, layout, n_classes, dtype)
@@ -859,10 +859,6 @@ def _label_mapper(classes):
 def _auto_chunk_rows(p, itemsize):
     rows = _TARGET_CHUNK_BYTES // max(1, p * itemsize)
     return int(max(1024, rows // 1024 * 1024))
-
-
-def _float_dtype():
-    return float_dtype()
 
 
 def _check_chunk_rows(chunk_rows):
@@ -1076,7 +1072,7 @@ def fit_stats_out_of_core(
     )
     if block_size is None:
         block_size = None if chunk_rows * max(sum(ns), 1) <= 4_000_000 else 8192
-    dtype = _float_dtype()
+    dtype = float_dtype()
     acc = jax.tree.map(np.asarray, empty_stats(ns, len(c_idx), len(cls), np.float32))
     state: dict[str, Any] = {"acc": acc, "sample": None}
     row_bytes = p * xdtype.itemsize
@@ -1325,7 +1321,7 @@ def predict_out_of_core(
         if tuple(out.shape) != want:
             raise ValueError(f"out must have shape {want}; got {tuple(out.shape)}")
     pieces = []
-    dtype_like = jnp.zeros((), _float_dtype())
+    dtype_like = jnp.zeros((), float_dtype())
     scores_fn = estimator._log_joint_scores
 
     @jax.jit

@@ -117,14 +117,10 @@ def _default_weight(weight, n: int, dtype) -> jax.Array:
     return weight
 
 
-def _float_dtype():
-    return float_dtype()  # float64 under x64, float32 otherwise
-
-
 def _onehot_codes(codes: jax.Array, n_states: tuple[int, ...]) -> jax.Array:
     """(n, q) codes -> (n, q, M) one-hot; -1 (missing) and padded states give all-zero rows."""
     m = max(n_states)
-    return jax.nn.one_hot(codes, m, dtype=_float_dtype())
+    return jax.nn.one_hot(codes, m, dtype=float_dtype())
 
 
 def _xlogx_ratio(p: jax.Array, num: jax.Array, den: jax.Array) -> jax.Array:
@@ -173,7 +169,7 @@ def mutual_information_discrete(codes, y, n_states, n_classes: int, weight=None)
     y = jnp.asarray(y)
     _check_codes(codes, y, n_classes)
     n_states = as_state_tuple(n_states, codes.shape[1])
-    w = _default_weight(weight, codes.shape[0], _float_dtype())
+    w = _default_weight(weight, codes.shape[0], float_dtype())
     onehot = _onehot_codes(codes, n_states)
     class_w = jax.nn.one_hot(y, n_classes, dtype=onehot.dtype) * w[:, None]
     joint = jnp.einsum("nia,nc->iac", onehot, class_w)  # (q, M, c)
@@ -339,7 +335,7 @@ def _class_moments(values, y, n_classes, weight):
     y = jnp.asarray(y)
     if y.shape != (values.shape[0],):
         raise ValueError(f"y must have shape ({values.shape[0]},); got {y.shape}")
-    dtype = jnp.result_type(values.dtype, _float_dtype())
+    dtype = jnp.result_type(values.dtype, float_dtype())
     values = values.astype(dtype)
     w = _default_weight(weight, values.shape[0], dtype)
     present = jnp.isfinite(values)
@@ -403,7 +399,7 @@ def equal_frequency_codes(values, n_bins: int, weight=None) -> jax.Array:
         raise ValueError(f"values must be 2-D (n, r); got shape {values.shape}")
     if int(n_bins) < 1:
         raise ValueError(f"n_bins must be >= 1; got {n_bins}")
-    dtype = jnp.result_type(values.dtype, _float_dtype())
+    dtype = jnp.result_type(values.dtype, float_dtype())
     values = values.astype(dtype)
     w = _default_weight(weight, values.shape[0], dtype)
     targets = jnp.arange(1, n_bins, dtype=dtype) / n_bins
@@ -445,7 +441,7 @@ def class_correlation_continuous(values, y, n_classes: int, weight=None) -> jax.
       (r,) in [0, 1].
     """
     values = jnp.asarray(values)
-    dtype = jnp.result_type(values.dtype, _float_dtype())
+    dtype = jnp.result_type(values.dtype, float_dtype())
     w = _default_weight(weight, values.shape[0], dtype)
     ind = jax.nn.one_hot(jnp.asarray(y), n_classes, dtype=dtype)  # (n, c)
     corr = _weighted_corr(values.astype(dtype), ind, w)  # (r, c)
@@ -457,7 +453,7 @@ def class_correlation_continuous(values, y, n_classes: int, weight=None) -> jax.
 def feature_correlation_continuous(values, weight=None) -> jax.Array:
     r"""|Pearson correlation| between all pairs of continuous features, shape (r, r) (weighted)."""
     values = jnp.asarray(values)
-    dtype = jnp.result_type(values.dtype, _float_dtype())
+    dtype = jnp.result_type(values.dtype, float_dtype())
     w = _default_weight(weight, values.shape[0], dtype)
     return jnp.abs(_weighted_corr(values.astype(dtype), values.astype(dtype), w))
 

@@ -50,10 +50,6 @@ __all__ = [
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def _float_dtype():
-    return float_dtype()
-
-
 @jit_entry("n_dims")
 def normal_rule_bandwidth(n_dims: int, n_samples) -> jax.Array:
     r"""Normal-reference smoothing h = (4 / ((m + 2) N))^{1/(m+4)} (Silverman 1986, Eq. 4.14).
@@ -62,7 +58,7 @@ def normal_rule_bandwidth(n_dims: int, n_samples) -> jax.Array:
       n_dims: m, the dimension of the KDE.
       n_samples: N (scalar or array; weighted counts allowed).
     """
-    n_samples = jnp.asarray(n_samples, _float_dtype())
+    n_samples = jnp.asarray(n_samples, float_dtype())
     return (4.0 / ((n_dims + 2) * n_samples)) ** (1.0 / (n_dims + 4))
 
 
@@ -70,7 +66,7 @@ def _prepare(values, y, n_classes, weight):
     values = jnp.asarray(values)
     if values.ndim != 2:
         raise ValueError(f"values must be 2-D (n, r); got shape {values.shape}")
-    dtype = jnp.result_type(values.dtype, _float_dtype())
+    dtype = jnp.result_type(values.dtype, float_dtype())
     x = values.astype(dtype)
     y = jnp.asarray(y)
     if y.shape != (x.shape[0],):
@@ -150,7 +146,7 @@ def kde_log_density(query, data, bandwidth, weight=None, chunk_size: int | None 
     """
     query = jnp.asarray(query)
     data = jnp.asarray(data)
-    dtype = jnp.result_type(query.dtype, data.dtype, _float_dtype())
+    dtype = jnp.result_type(query.dtype, data.dtype, float_dtype())
     w = jnp.ones((data.shape[0],), dtype) if weight is None else jnp.asarray(weight, dtype)
     log_w = _log_weights(w[:, None])[:, 0]
     bw = jnp.asarray(bandwidth, dtype)

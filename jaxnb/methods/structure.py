@@ -64,10 +64,6 @@ __all__ = [
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def _float_dtype():
-    return float_dtype()
-
-
 def _weights_and_onehot(y, n, n_classes, weight, dtype):
     y = jnp.asarray(y)
     if y.shape != (n,):
@@ -98,7 +94,7 @@ def class_covariances(values, y, n_classes: int, weight=None):
     values = jnp.asarray(values)
     if values.ndim != 2:
         raise ValueError(f"values must be 2-D (n, p); got shape {values.shape}")
-    dtype = jnp.result_type(values.dtype, _float_dtype())
+    dtype = jnp.result_type(values.dtype, float_dtype())
     x = values.astype(dtype)
     wy = _weights_and_onehot(y, x.shape[0], n_classes, weight, dtype)
     nc = jnp.sum(wy, axis=0)
@@ -323,7 +319,7 @@ def fit_discrete_tan(
     if parent.shape != (q,):
         raise ValueError(f"parent must have shape ({q},); got {parent.shape}")
     m = max(states)
-    dtype = _float_dtype()
+    dtype = float_dtype()
     wy = _weights_and_onehot(y, n, n_classes, weight, dtype)
     onehot = jax.nn.one_hot(codes, m, dtype=dtype)  # (n, q, M); missing -> zeros
     has = parent >= 0

@@ -669,10 +669,6 @@ def _sgd(learning_rate: float) -> optax.GradientTransformation:
     return optax.sgd(learning_rate)
 
 
-def _float_dtype():
-    return float_dtype()
-
-
 class OnlineWeightedNB(BaseNB):
     r"""Online weighted naive Bayes (Stream eq. 2) trained by one pass of SGD on a stream.
 
@@ -813,7 +809,7 @@ class OnlineWeightedNB(BaseNB):
             raise ValueError(
                 f"X has {X.shape[1]} columns; the model was fitted with {self.n_features_in_}"
             )
-        return X.astype(_float_dtype(), copy=False)
+        return X.astype(float_dtype(), copy=False)
 
     def _encode_y(self, y, n):
         y = np.asarray(y)
@@ -830,7 +826,7 @@ class OnlineWeightedNB(BaseNB):
         return idx.astype(np.int32)
 
     def _new_summary(self, c, p):
-        dtype = _float_dtype()
+        dtype = float_dtype()
         if self.summary == "gaussian":
             return GaussianSummary.init(c, p, dtype)
         chunk = self._chunk()

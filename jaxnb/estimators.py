@@ -149,6 +149,17 @@ class BaseNB:
         self.n_features_in_ = enc.n_features_in_
         return codes, values, y_enc, w
 
+    def _stats(self, codes, values, y, w):
+        """Sufficient statistics of encoded rows (after `_validate_fit`) with weights ``w``."""
+        return fit_stats(
+            jnp.asarray(codes),
+            jnp.asarray(values),
+            jnp.asarray(y),
+            jnp.asarray(w),
+            n_states=self.n_states_,
+            n_classes=len(self.classes_),
+        )
+
     def _encode(self, X):
         self._check_fitted()
         return self.encoder_.transform(

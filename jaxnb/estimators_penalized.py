@@ -31,7 +31,6 @@ from .estimators import BaseNB
 from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
-from .methods.nb import fit_stats
 from .model_selection import aic as _aic
 from .model_selection import kfold_stats, stratified_folds, validation_split
 from .params import NBParams, fit_mle
@@ -45,18 +44,6 @@ _log_joint = jax.jit(lk.log_joint)
 
 # ------------------------------------------------------------------------------------------------
 # eager validation helpers
-
-
-class _PenalizedBase(BaseNB):
-    def _stats(self, codes, values, y, w):
-        return fit_stats(
-            jnp.asarray(codes),
-            jnp.asarray(values),
-            jnp.asarray(y),
-            jnp.asarray(w),
-            n_states=self.n_states_,
-            n_classes=len(self.classes_),
-        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -159,7 +146,7 @@ def _gl_cv(
     return ll.mean(0), err.mean(0)
 
 
-class GroupLassoNB(_PenalizedBase):
+class GroupLassoNB(BaseNB):
     r"""L1/L2 group-lasso naive Bayes (fsNB §3.1–3.2, Eqs. 8–9) and its adaptive version aL1/L2-NB.
 
     Minimizes ``NLL/N + λ Σ_i w_i ‖Ω_i − Ω_i⁽⁰⁾‖₂`` (discrete groups; continuous groups use
@@ -398,7 +385,7 @@ def _l1nb_scores(omega, beta, codes, values):
     return jnp.where(empty, omega.log_prior[None, :], jnp.log(scores))
 
 
-class L1NB(_PenalizedBase):
+class L1NB(BaseNB):
     r"""L1-regularized naive-Bayes-inspired classifier (L1-NB; Vidaurre et al. 2013, Algorithm 1).
 
     1. Ω̂ = class-conditional NB parameters (Lidstone ``alpha``, variance floor ``var_smoothing``);
@@ -527,7 +514,7 @@ class L1NB(_PenalizedBase):
 # Weighted NB
 
 
-class WeightedNB(_PenalizedBase):
+class WeightedNB(BaseNB):
     r"""Weighted naive Bayes: Ferreira weights (fsNB Eqs. 6–7) or gradient-trained weights (Stream).
 
     * ``scheme="ferreira"``: ``log P(Y=j | x) ∝ log π_j + Σ_i w_i log f(x_i | j)`` with

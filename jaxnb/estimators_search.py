@@ -21,7 +21,6 @@ from ._checks import check_real as _check_real
 from .estimators import BaseNB
 from .methods import selective as sel
 from .methods import stagewise as sw
-from .methods.nb import fit_stats
 from .model_selection import kfold_stats, select_along_path, stratified_folds, validation_split
 from .params import fit_marginal, fit_mle, interpolate
 
@@ -41,16 +40,6 @@ class _SearchBase(BaseNB):
     def _check_common(self):
         _check_real("alpha", self.alpha, 0.0)
         _check_real("var_smoothing", self.var_smoothing, 0.0)
-
-    def _stats(self, codes, values, y, w):
-        return fit_stats(
-            jnp.asarray(codes),
-            jnp.asarray(values),
-            jnp.asarray(y),
-            jnp.asarray(w),
-            n_states=self.n_states_,
-            n_classes=len(self.classes_),
-        )
 
     def _omegas(self, stats):
         return (

@@ -40,7 +40,6 @@ from .estimators import BaseNB
 from .methods import filters as flt
 from .methods import kernel as kde
 from .methods import structure as st
-from .methods.nb import fit_stats
 from .model_selection import kfold_stats, stratified_folds, validation_split
 from .params import fit_mle
 
@@ -109,15 +108,7 @@ class _Base(BaseNB):
         if codes.shape[1] == 0:
             return None
         empty = jnp.zeros((codes.shape[0], 0), float_dtype())
-        stats = fit_stats(
-            jnp.asarray(codes),
-            empty,
-            jnp.asarray(y_enc),
-            jnp.asarray(w),
-            n_states=self.n_states_,
-            n_classes=len(self.classes_),
-        )
-        return _fit_mle(stats, self.alpha, 0.0)
+        return _fit_mle(self._stats(codes, empty, y_enc, w), self.alpha, 0.0)
 
     def _log_prior(self, y_enc, w):
         nc = np.bincount(y_enc, weights=w, minlength=len(self.classes_))
@@ -674,15 +665,7 @@ def _ranking(core: _FilterCore, filter_name: str, k: int) -> np.ndarray:
 
 class _FilterBase(_Base):
     def _nb_fit(self, codes, values, y_enc, w):
-        stats = fit_stats(
-            jnp.asarray(codes),
-            jnp.asarray(values),
-            jnp.asarray(y_enc),
-            jnp.asarray(w),
-            n_states=self.n_states_,
-            n_classes=len(self.classes_),
-        )
-        return _fit_mle(stats, self.alpha, self.var_smoothing)
+        return _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)
 
     def _set_support(self, mask_internal):
         self._mask = jnp.asarray(mask_internal)

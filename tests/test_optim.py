@@ -76,7 +76,7 @@ def test_pairwise_simplex_threshold_equals_sorted(m):
     v[:50] = v[:50, :1]  # all-equal rows
     valid = rng.random((400, m)) < 0.8
     valid[np.arange(400), rng.integers(0, m, 400)] = True  # every simplex non-empty
-    a = np.asarray(pj._simplex_threshold_pairwise(jnp.asarray(v), jnp.asarray(valid)))
+    a = np.asarray(pj._simplex_threshold_small(jnp.asarray(v), -1, jnp.asarray(valid)))
     b = np.asarray(pj._simplex_threshold_sorted(jnp.asarray(v), jnp.asarray(valid)))
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
     for row in range(0, 400, 37):  # and the projection itself against the bisection reference
@@ -93,7 +93,7 @@ def test_unrolled_simplex_threshold_equals_sorted(m, axis):
     rng = np.random.default_rng(10 + m)
     v = np.round(rng.normal(scale=1.5, size=(300, m)), 1)  # many exact ties
     v[:40] = v[:40, :1]  # all-equal rows
-    a = np.asarray(pj._simplex_threshold_unrolled(jnp.asarray(np.moveaxis(v, 1, axis)), axis))
+    a = np.asarray(pj._simplex_threshold_small(jnp.asarray(np.moveaxis(v, 1, axis)), axis))
     b = np.asarray(pj._simplex_threshold_sorted(jnp.asarray(v), jnp.ones(v.shape, bool)))
     np.testing.assert_allclose(np.moveaxis(a, axis, 1), b, rtol=0, atol=1e-12)
     out = np.asarray(_simplex(jnp.asarray(v), axis=1))  # the public entry takes that path

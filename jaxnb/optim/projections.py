@@ -25,45 +25,40 @@ __all__ = ["project_simplex", "project_cpt", "project_cpt_affine", "project_box"
 _PAIRWISE_MAX = 8  # simplices up to this size use the sort-free threshold
 
 
-def _simplex_threshold_pairwise(v, valid):
-    r"""The threshold of `_simplex_threshold` without a sort, for short simplices (m small).
+def _simplex_threshold_small(v, axis, valid=None):
+    r"""The threshold of `_simplex_threshold` without a sort, for short simplices along ``axis``
+    (m <= ``_PAIRWISE_MAX``, static); returned with ``axis`` kept (size 1).
 
     With f(k) = (sum_{l<=k} u_l - 1) / k over the decreasingly sorted u, the sort-based rule's
     tau = f(rho) is also max_k f(k): f(k) is the running mean of f(k-1) and u_k, so it increases
     exactly while u_k > f(k-1), i.e. for k <= rho, and does not increase after. Every prefix
     {l : u_l >= v_i} of the sorted order is reached from an entry i without sorting (a tie group
     contributes its end, where f is extremal within the group), so
-    ``tau = max_i (sum_{j: v_j >= v_i} v_j - 1) / #{j : v_j >= v_i}`` over valid i and j: O(m^2)
-    elementwise work that XLA fuses, against a sort custom call that dominates tiny problems.
-    """
-    vi, vj = v[..., :, None], v[..., None, :]
-    ge = valid[..., None, :] & (vj >= vi)  # (..., i, j): j is in i's prefix
-    count = jnp.sum(ge, axis=-1).astype(v.dtype)
-    total = jnp.sum(jnp.where(ge, vj, 0.0), axis=-1)
-    f = (total - 1.0) / jnp.maximum(count, 1.0)
-    return jnp.max(jnp.where(valid, f, -jnp.inf), axis=-1, keepdims=True)
+    ``tau = max_i (sum_{j: v_j >= v_i} v_j - 1) / #{j : v_j >= v_i}`` over valid i and j.
 
-
-def _simplex_threshold_unrolled(v, axis):
-    r"""`_simplex_threshold_pairwise` for simplices without padding, with the O(m^2) comparisons
-    written out over the m slices along ``axis`` (m <= ``_PAIRWISE_MAX``, static).
-
-    Only elementwise operations on (..., 1, ...) slices: XLA fuses them into one loop, where the
-    (..., m, m) comparison tensor and its reductions over a tiny minor axis of the pairwise form
-    are separate kernels that dominate a batched (vmapped) solver step on CPU. The threshold is
-    returned with ``axis`` kept (size 1).
+    The O(m^2) comparisons are written out over the m slices along ``axis``: only elementwise
+    operations, which XLA fuses into one loop (a sort custom call, or an (..., m, m) comparison
+    tensor reduced over a tiny minor axis, are separate kernels that dominate small and batched
+    solver steps on CPU). ``valid`` (same shape as ``v``, optional) masks out padding entries.
     """
     m = v.shape[axis]
     xs = [lax.index_in_dim(v, i, axis, keepdims=True) for i in range(m)]
+    oks = (
+        None
+        if valid is None
+        else [lax.index_in_dim(valid, i, axis, keepdims=True) for i in range(m)]
+    )
     tau = None
-    for xi in xs:
+    for i, xi in enumerate(xs):
         count = jnp.zeros_like(xi)
         total = jnp.zeros_like(xi)
-        for xj in xs:
-            ge = xj >= xi
+        for j, xj in enumerate(xs):
+            ge = xj >= xi if oks is None else oks[j] & (xj >= xi)
             count = count + ge.astype(v.dtype)
             total = total + jnp.where(ge, xj, 0.0)
-        f = (total - 1.0) / count  # count >= 1: xi >= xi
+        f = (total - 1.0) / jnp.maximum(count, 1.0)  # count >= 1 for a valid i (xi >= xi)
+        if oks is not None:
+            f = jnp.where(oks[i], f, -jnp.inf)
         tau = f if tau is None else jnp.maximum(tau, f)
     return tau
 
@@ -76,10 +71,10 @@ def _simplex_threshold(v, valid):
     (Duchi et al. 2008, Fig. 1). Entries with ``valid == False`` are excluded: they sort last (as
     ``-inf``) and are masked out of the cumulative sum and of the choice of ``rho``, so a ragged set
     of simplices can share one padded array. Short simplices (m <= ``_PAIRWISE_MAX``) take the
-    equivalent sort-free form `_simplex_threshold_pairwise`.
+    equivalent sort-free form `_simplex_threshold_small`.
     """
     if v.shape[-1] <= _PAIRWISE_MAX:
-        return _simplex_threshold_pairwise(v, valid)
+        return _simplex_threshold_small(v, -1, valid)
     return _simplex_threshold_sorted(v, valid)
 
 
@@ -119,7 +114,7 @@ def project_simplex(v, axis: int = 0):
     if v.ndim == 0:
         raise ValueError("project_simplex needs at least 1-D input; got a scalar")
     if v.shape[axis] <= _PAIRWISE_MAX:
-        return jnp.maximum(v - _simplex_threshold_unrolled(v, axis), 0.0)
+        return jnp.maximum(v - _simplex_threshold_small(v, axis), 0.0)
     w = jnp.moveaxis(v, axis, -1)
     tau = _simplex_threshold(w, jnp.ones(w.shape, bool))
     return jnp.moveaxis(jnp.maximum(w - tau, 0.0), -1, axis)

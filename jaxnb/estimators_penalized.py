@@ -134,7 +134,7 @@ def _gl_cv(
             problem, penalties, continuous_scale=continuous_scale, max_steps=max_steps, tol=tol
         )
         log_prior = _log_prior(stats)
-        shift = problem.center.mean.mean(0)  # one centring for the whole path (lk.log_joint)
+        shift = gl.path_score_shift(problem)
 
         def loss(prm):
             lp = lk.log_posterior(_as_nb(log_prior, prm, n_states), codes, values, shift=shift)
@@ -306,7 +306,7 @@ class GroupLassoNB(BaseNB):
             vl,
             yy,
             ww,
-            problem.center.mean.mean(0),
+            gl.path_score_shift(problem),
             n_states=self.n_states_,
         )
         aic, train_err = np.asarray(aic), np.asarray(train_err)

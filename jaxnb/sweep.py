@@ -246,9 +246,7 @@ def _group_lasso_fit_eval(
     log_prior = fit_mle(stats).log_prior
     noisy = d.get("noisy")
 
-    # One centring for every point of the path (the removed-predictor means, shared by all), so
-    # the vmap below scores the rows with one matrix product per term instead of one per point.
-    shift = problem.center.mean.mean(0)
+    shift = gl.path_score_shift(problem)
     n_train = jnp.sum(train_w)
 
     def one(params, active):

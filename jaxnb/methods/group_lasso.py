@@ -79,6 +79,7 @@ __all__ = [
     "GroupLassoPath",
     "make_group_lasso_problem",
     "negative_log_likelihood",
+    "path_score_shift",
     "group_penalty",
     "group_lasso_objective",
     "prox_group_lasso",
@@ -412,6 +413,14 @@ def prox_group_lasso(
         mean = jnp.where(removed_c, center.mean, x.mean)
         std = jnp.where(removed_c, center.std, x.std)
     return GroupLassoParams(cpt, mean, std)
+
+
+def path_score_shift(problem: GroupLassoProblem):
+    """(r,) centring of the continuous values shared by every point of a path (the removed-predictor
+    means, equal along the path): pass it as `jaxnb.likelihood.log_joint`'s ``shift`` so that a vmap
+    over the path's parameters centres the rows once and scores them with one matrix product per
+    term."""
+    return problem.center.mean.mean(0)
 
 
 def active_predictors(problem: GroupLassoProblem, params: GroupLassoParams):

@@ -516,19 +516,13 @@ register_sweep_method(
     path=True,
 )
 register_sweep_method("wnb", _wnb_fit_eval, default_grid={"alpha": [1.0]}, prepare=_wnb_prepare)
-try:  # fsNB lives in jaxnb/methods/stagewise.py (optional module); selective NB builds on it
-    from .methods import stagewise as _stagewise  # noqa: F401
-
-    register_sweep_method(
-        "fsnb",
-        _fsnb_fit_eval,
-        default_grid={"epsilon": [0.025], "patience": [10]},
-        prepare=_fsnb_prepare,
-    )
-    register_sweep_method("snb", _snb_fit_eval, default_grid={"alpha": [1.0]}, prepare=_snb_prepare)
-except ModuleNotFoundError as _err:  # pragma: no cover - depends on the checkout
-    if _err.name != "jaxnb.methods.stagewise":
-        raise
+register_sweep_method(
+    "fsnb",
+    _fsnb_fit_eval,
+    default_grid={"epsilon": [0.025], "patience": [10]},
+    prepare=_fsnb_prepare,
+)
+register_sweep_method("snb", _snb_fit_eval, default_grid={"alpha": [1.0]}, prepare=_snb_prepare)
 
 
 # ================================================================================ folds

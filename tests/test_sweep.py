@@ -9,7 +9,6 @@ from jaxnb import NaiveBayes
 from jaxnb.methods import group_lasso as gl
 from jaxnb.methods.nb import fit_stats
 from jaxnb.sweep import (
-    available_sweep_methods,
     concat_tables,
     fold_ids,
     register_sweep_method,
@@ -92,10 +91,6 @@ def test_sharded_sweep_equals_single_device(table1):
         np.testing.assert_allclose(sharded.arrays[k], single.arrays[k], rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.skipif(
-    "fsnb" not in available_sweep_methods(),
-    reason="jaxnb/methods/stagewise.py is not in this checkout",
-)
 def test_fsnb_and_group_lasso_sweeps_equal_looped_fits(table1):
     from jaxnb.estimators_search import StagewiseNB
 

@@ -14,12 +14,7 @@ import pytest
 from jaxnb.datasets import make_table1_batch
 from jaxnb.estimators_penalized import GroupLassoNB, WeightedNB
 from jaxnb.methods.group_lasso import penalty_fractions
-from jaxnb.sweep import available_sweep_methods, fold_ids, sweep_methods
-
-pytestmark = pytest.mark.skipif(
-    "snb" not in available_sweep_methods(),
-    reason="jaxnb/methods/stagewise.py (needed by selective NB) is not in this checkout",
-)
+from jaxnb.sweep import fold_ids, sweep_methods
 
 N_DATASETS, K = 3, 2
 

@@ -124,19 +124,12 @@ def _ref_fsnb(codes, values, y, n_states, c, eps, v, step_rule, criterion, patie
     return np.array(alphas), np.array(crits), np.array(errs), moves
 
 
-# ------------------------------------------------------------------ tests
-@pytest.mark.parametrize(
-    "seed,criterion,step_rule",
-    [
-        (0, "error", "t_eps"),
-        (1, "error", "eps"),
-        (2, "error_probability", "t_eps"),
-        (3, "log_loss", "eps"),
-    ],
-)
-def test_path_matches_numpy_reference(seed, criterion, step_rule):
-    codes, values, y, ns, c = _data(seed)
-    eps, v, patience, max_iter = 0.1, 5, 6, 25
+_REF_SETTINGS = {"eps": 0.1, "v": 5, "patience": 6, "max_iter": 25}
+
+
+def _path_and_reference(codes, values, y, ns, c, step_rule, criterion):
+    """`fsnb_path` and the NumPy Algorithm-1 reference on the same data and `_REF_SETTINGS`."""
+    eps, v, patience, max_iter = (_REF_SETTINGS[k] for k in ("eps", "v", "patience", "max_iter"))
     o1, o0 = _omegas(codes, values, y, ns, c)
     path = sw.fsnb_path(
         o1,
@@ -153,9 +146,24 @@ def test_path_matches_numpy_reference(seed, criterion, step_rule):
         max_iter=max_iter,
         k_max=sw.n_units(eps),
     )
-    A, C, E, moves = _ref_fsnb(
-        codes, values, y, ns, c, eps, v, step_rule, criterion, patience, max_iter
-    )
+    ref = _ref_fsnb(codes, values, y, ns, c, eps, v, step_rule, criterion, patience, max_iter)
+    return path, ref
+
+
+# ------------------------------------------------------------------ tests
+@pytest.mark.parametrize(
+    "seed,criterion,step_rule",
+    [
+        (0, "error", "t_eps"),
+        (1, "error", "eps"),
+        (2, "error_probability", "t_eps"),
+        (3, "log_loss", "eps"),
+    ],
+)
+def test_path_matches_numpy_reference(seed, criterion, step_rule):
+    codes, values, y, ns, c = _data(seed)
+    max_iter = _REF_SETTINGS["max_iter"]
+    path, (A, C, E, moves) = _path_and_reference(codes, values, y, ns, c, step_rule, criterion)
     n_iter = int(path.n_iter)
     assert n_iter == len(moves)
     np.testing.assert_allclose(np.asarray(path.alpha[: n_iter + 1]), A, rtol=0, atol=1e-12)
@@ -186,24 +194,7 @@ def test_path_matches_numpy_reference_many_states():
     """Predictors with more states than the select chain handles take the gather branch."""
     assert 20 > sw._SELECT_MAX_STATES
     codes, values, y, ns, c = _data(6, n=80, m=20)
-    eps, v, patience, max_iter = 0.1, 5, 6, 25
-    o1, o0 = _omegas(codes, values, y, ns, c)
-    path = sw.fsnb_path(
-        o1,
-        o0,
-        jnp.asarray(codes),
-        jnp.asarray(values),
-        jnp.asarray(y),
-        jnp.ones(len(y)),
-        epsilon=eps,
-        patience=patience,
-        n_steps=v,
-        max_iter=max_iter,
-        k_max=sw.n_units(eps),
-    )
-    A, C, E, moves = _ref_fsnb(
-        codes, values, y, ns, c, eps, v, "t_eps", "error", patience, max_iter
-    )
+    path, (A, C, E, moves) = _path_and_reference(codes, values, y, ns, c, "t_eps", "error")
     n_iter = int(path.n_iter)
     assert n_iter == len(moves)
     np.testing.assert_allclose(np.asarray(path.alpha[: n_iter + 1]), A, rtol=0, atol=1e-12)

@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 from jaxnb import FilterNB  # noqa: E402
 from jaxnb.datasets import make_table1_batch  # noqa: E402
 from jaxnb.methods.group_lasso import penalty_fractions  # noqa: E402
+from jaxnb.stats import paired_mean_interval  # noqa: E402
 from jaxnb.sweep import sweep_methods  # noqa: E402
 
 try:
@@ -236,14 +237,6 @@ def compat_blocks(results):
     return results
 
 
-def paired_ci(a, b, z=1.96):
-    """Mean of a - b over the data sets and its normal-approximation 95% interval (paired: the
-    methods ran on the same data sets, so the interval reflects the spread of the differences)."""
-    x = np.asarray(a, float) - np.asarray(b, float)
-    half = z * x.std(ddof=1) / np.sqrt(x.size) if x.size > 1 else float("nan")
-    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
-
-
 def checks(results):
     """Acceptance checks (fsNB = default variant): list of (description, value, pass).
 
@@ -254,7 +247,7 @@ def checks(results):
     v = lambda s, m: results[s]["methods"][m]["err"]["values"]
 
     def diff(s, a, b, label, signed):
-        d, lo, hi = paired_ci(v(s, a), v(s, b))
+        d, lo, hi = paired_mean_interval(v(s, a), v(s, b))
         f = (lambda t: f"{t:+.3f}") if signed else (lambda t: f"{t:.3f}")
         return d, f"{label} = {f(d)} (95% CI {f(lo)} .. {f(hi)})"
 
@@ -275,6 +268,8 @@ def main(argv=None):
     ap.add_argument("--n-datasets", type=int, default=None)
     args = ap.parse_args(argv)
     n_sets = args.n_datasets or (3 if args.quick else 100)
+    if n_sets < 2:
+        ap.error("--n-datasets must be >= 2 (the checks report paired intervals over data sets)")
     results = {}
     for s_i, scenario in enumerate(("DI", "CI", "DR", "CR")):
         t0 = time.perf_counter()

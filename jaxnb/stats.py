@@ -53,6 +53,7 @@ __all__ = [
     "bergmann_hommel_adjust",
     "exhaustive_sets",
     "paired_ttest",
+    "paired_mean_interval",
     "wilcoxon_signed_rank",
     "mean_std",
     "significance_markers",
@@ -553,6 +554,19 @@ def paired_ttest(x, y) -> tuple[float, float]:
         return (0.0, 1.0) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
     t = mean / (sd / math.sqrt(n))
     return t, t_sf_two_sided(t, n - 1.0)
+
+
+def paired_mean_interval(x, y, z: float = 1.96) -> tuple[float, float, float]:
+    r"""Mean of the paired differences d = x - y and its normal-approximation interval
+    ``mean ± z sd(d) / sqrt n`` (z = 1.96: 95%), e.g. two methods' errors on the same data sets.
+
+    Returns (mean, low, high).
+    """
+    a, b = _check_paired(x, y)
+    d = a - b
+    half = z * float(d.std(ddof=1)) / math.sqrt(d.size)
+    mean = float(d.mean())
+    return mean, mean - half, mean + half
 
 
 def wilcoxon_signed_rank(x, y, *, continuity: bool = False) -> tuple[float, float]:

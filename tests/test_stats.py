@@ -224,3 +224,19 @@ def test_validation_errors():
         stats.bergmann_hommel_adjust([0.1, 0.2], 3)
     with pytest.raises(ValueError, match="test must be"):
         stats.significance_markers(np.zeros((1, 2, 3)), test="sign")
+
+
+def test_paired_mean_interval():
+    rng = np.random.default_rng(8)
+    x = rng.normal(0.1, 0.05, size=100)
+    y = x - rng.normal(0.02, 0.01, size=100)
+    m, lo, hi = stats.paired_mean_interval(x, y)
+    d = x - y
+    half = 1.96 * d.std(ddof=1) / 10.0
+    assert m == pytest.approx(d.mean(), rel=1e-12)
+    assert (lo, hi) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-12)
+    # the paired t statistic is the mean over the same standard error
+    t, _ = stats.paired_ttest(x, y)
+    assert t == pytest.approx(m / (half / 1.96), rel=1e-12)
+    with pytest.raises(ValueError, match="equal length"):
+        stats.paired_mean_interval(x, y[:-1])

@@ -68,7 +68,7 @@ import numpy as np
 import optax.tree_utils as otu
 from jax import lax
 
-from jaxnb.optim.blocks import block_expand, block_max, block_sum, segment_ids, uniform_states
+from jaxnb.optim.blocks import block_expand, block_max, block_sum
 from jaxnb.optim.fista import SolverInfo, solve_fista
 from jaxnb.optim.projections import project_box, project_cpt, project_cpt_affine
 from jaxnb.optim.prox import group_norms, prox_dykstra, prox_group_l2
@@ -164,27 +164,6 @@ class GroupLassoPath(NamedTuple):
     info: SolverInfo
 
 
-def _cpt_group_norms(cpt, center, n_states):
-    """(q,) ``||theta_i - center_i||`` per discrete predictor (reshape form when states are
-    uniform, `jaxnb.optim.blocks`)."""
-    M = uniform_states(n_states)
-    if M is not None:
-        q = len(n_states)
-        return group_norms(cpt.reshape(q, M, -1), jnp.reshape(center, (q, M, -1)))
-    return group_norms(cpt, center, segment_ids=segment_ids(n_states), num_segments=len(n_states))
-
-
-def _cpt_group_shrink(cpt, center, thr, n_states):
-    """`prox_group_l2` over the predictor blocks of a flattened CPT."""
-    M = uniform_states(n_states)
-    q = len(n_states)
-    if M is not None:
-        return prox_group_l2(cpt.reshape(q, M, -1), center.reshape(q, M, -1), thr).reshape(
-            cpt.shape
-        )
-    return prox_group_l2(cpt, center, thr, segment_ids=segment_ids(n_states), num_segments=q)
-
-
 def _block_normalize(a, n_states):
     """Divide each predictor/class block of (K, c) by its sum; empty blocks become uniform."""
     sums = block_expand(block_sum(a, n_states), n_states)
@@ -214,7 +193,7 @@ def _group_distance(problem: GroupLassoProblem, params: GroupLassoParams):
     q = problem.n_discrete
     parts = []
     if q:
-        parts.append(_cpt_group_norms(params.cpt, problem.center.cpt, problem.n_states))
+        parts.append(group_norms(params.cpt, problem.center.cpt, n_states=problem.n_states))
     if problem.n_continuous:
         dm = params.mean - problem.center.mean
         ds = params.std - problem.center.std
@@ -377,7 +356,7 @@ def prox_group_lasso(
     def shrink(p):
         cpt = p.cpt
         if q:
-            cpt = _cpt_group_shrink(p.cpt, center.cpt, thr[:q], problem.n_states)
+            cpt = prox_group_l2(p.cpt, center.cpt, thr[:q], n_states=problem.n_states)
         mean, std = p.mean, p.std
         if r:
             # Continuous group i = column i of [mean; std]  ->  rows of the (r, 2c) stack.
@@ -476,7 +455,7 @@ def lambda_max(problem: GroupLassoProblem, *, continuous_scale=1.0, per_predicto
     q = problem.n_discrete
     parts = []
     if q:
-        parts.append(_cpt_group_norms(g.cpt, jnp.zeros_like(g.cpt), problem.n_states))
+        parts.append(group_norms(g.cpt, 0.0, n_states=problem.n_states))
     if problem.n_continuous:
         parts.append(
             jnp.sqrt(jnp.sum(g.mean**2, axis=0) + jnp.sum(g.std**2, axis=0)) / continuous_scale

@@ -16,6 +16,8 @@ import jax.numpy as jnp
 import optax.tree_utils as otu
 from jax import lax
 
+from .blocks import block_expand, block_sum
+
 __all__ = ["prox_group_l2", "group_norms", "prox_dykstra", "DykstraInfo"]
 
 
@@ -24,20 +26,28 @@ def _row_sq(d):
     return jnp.sum(d * d, axis=tuple(range(1, d.ndim))) if d.ndim > 1 else d * d
 
 
-def group_norms(x, center, *, segment_ids=None, num_segments=None):
+def _group_sq(d, segment_ids, num_segments, n_states):
+    """Squared norm per group of the rows of d (layouts of `prox_group_l2`)."""
+    if n_states is not None:
+        return block_sum(_row_sq(d), n_states)
+    if segment_ids is None:
+        return _row_sq(d)
+    if num_segments is None:
+        raise ValueError("num_segments is required with segment_ids (it fixes the output shape)")
+    return jax.ops.segment_sum(_row_sq(d), segment_ids, num_segments=num_segments)
+
+
+def group_norms(x, center, *, segment_ids=None, num_segments=None, n_states=None):
     r"""Euclidean norm of ``x - center`` per group (same group layout as `prox_group_l2`).
 
     Returns:
       (g,) array of ``||x_G - center_G||_2``.
     """
     d = jnp.asarray(x) - jnp.asarray(center)
-    if segment_ids is None:
-        return jnp.sqrt(_row_sq(d))
-    sq = jax.ops.segment_sum(_row_sq(d), segment_ids, num_segments=num_segments)
-    return jnp.sqrt(sq)
+    return jnp.sqrt(_group_sq(d, segment_ids, num_segments, n_states))
 
 
-def prox_group_l2(x, center, threshold, *, segment_ids=None, num_segments=None):
+def prox_group_l2(x, center, threshold, *, segment_ids=None, num_segments=None, n_states=None):
     r"""Group soft-thresholding centred at ``center``: the prox of ``t * sum_G ||x_G - c_G||_2``.
 
     For each group G, with ``d_G = x_G - c_G``::
@@ -46,7 +56,7 @@ def prox_group_l2(x, center, threshold, *, segment_ids=None, num_segments=None):
 
     and ``out_G = c_G`` *exactly* (bit for bit) when ``||d_G||_2 <= t_G``.
 
-    Groups are given in one of two ways (choose by passing ``segment_ids`` or not):
+    Groups are given in one of three ways (``n_states``, ``segment_ids`` or neither):
 
     * leading axis (default): ``x`` has shape ``(g, ...)``; slice ``x[i]`` (all trailing entries) is
       group i.  Example: continuous predictors as ``(r, 2c)`` rows of ``[mu_i; sigma_i]``.
@@ -54,6 +64,9 @@ def prox_group_l2(x, center, threshold, *, segment_ids=None, num_segments=None):
       with its group in ``[0, num_segments)``; all rows with the same id (and all their trailing
       entries) form one group.  Example: a flattened CPT ``(K, c)`` with
       ``segment_ids[o_i + k] = i``.
+    * CPT blocks: ``n_states`` (static tuple) says that rows ``o_i .. o_i + n_states[i] - 1`` form
+      group i, the flattened-CPT layout; reduced without a scatter when all blocks have the same
+      size (`jaxnb.optim.blocks`).
 
     Args:
       x: float array, ``(g, ...)`` or ``(m, ...)``.
@@ -62,6 +75,7 @@ def prox_group_l2(x, center, threshold, *, segment_ids=None, num_segments=None):
         ``jnp.inf`` forces the group to the centre.
       segment_ids: optional int ``(m,)`` group id of each row (static length).
       num_segments: number of groups when ``segment_ids`` is given (static).
+      n_states: static block sizes of a flattened CPT (instead of ``segment_ids``).
 
     Returns:
       Array shaped like ``x``. With ``threshold = 0`` it equals ``x`` (up to one rounding of
@@ -70,20 +84,15 @@ def prox_group_l2(x, center, threshold, *, segment_ids=None, num_segments=None):
     x = jnp.asarray(x)
     center = jnp.broadcast_to(jnp.asarray(center, x.dtype), x.shape)
     d = x - center
-    if segment_ids is None:
-        sq = _row_sq(d)
-    else:
-        if num_segments is None:
-            raise ValueError(
-                "num_segments is required with segment_ids (it fixes the output shape)"
-            )
-        sq = jax.ops.segment_sum(_row_sq(d), segment_ids, num_segments=num_segments)
+    sq = _group_sq(d, segment_ids, num_segments, n_states)
     thr = jnp.broadcast_to(jnp.asarray(threshold, x.dtype), sq.shape)
     keep = sq > thr * thr
     # Safe norm: avoids 0/0 (and NaN gradients) for groups already at the centre.
     norm = jnp.sqrt(jnp.where(keep, sq, 1.0))
     scale = jnp.where(keep, 1.0 - thr / norm, 0.0)
-    if segment_ids is not None:
+    if n_states is not None:
+        scale, keep = block_expand(scale, n_states), block_expand(keep, n_states)
+    elif segment_ids is not None:
         scale, keep = scale[segment_ids], keep[segment_ids]
     shape = scale.shape + (1,) * (x.ndim - 1)
     scale, keep = scale.reshape(shape), keep.reshape(shape)

@@ -9,6 +9,7 @@ from jax.test_util import check_grads
 from jaxnb.optim import (
     fista_init,
     fista_step,
+    group_norms,
     project_box,
     project_cpt,
     project_cpt_affine,
@@ -250,6 +251,20 @@ def test_prox_group_l2_segments_equal_leading_axis_and_scipy():
         )
         np.testing.assert_allclose(out[blk].reshape(1, -1), ref, atol=1e-15)
         off += m
+    # the CPT-layout form (n_states=) gives the same groups and norms
+    by_layout = prox_group_l2(jnp.asarray(x), jnp.asarray(c), thr, n_states=n_states)
+    np.testing.assert_allclose(by_layout, out, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        group_norms(jnp.asarray(x), jnp.asarray(c), n_states=n_states),
+        group_norms(jnp.asarray(x), jnp.asarray(c), segment_ids=seg, num_segments=3),
+        rtol=1e-15,
+    )
+    uniform = rng.normal(size=(3, 2, 2))  # uniform blocks take the reshape path
+    np.testing.assert_allclose(
+        prox_group_l2(jnp.asarray(uniform.reshape(6, 2)), 0.0, thr, n_states=(2, 2, 2)),
+        _prox(jnp.asarray(uniform), 0.0, thr).reshape(6, 2),
+        rtol=1e-15,
+    )
     # scipy reference of prox for group 0: argmin 0.5||z-x||^2 + t ||z-c||
     blk = slice(0, 2)
     obj = lambda z: (

@@ -71,6 +71,8 @@ from .methods import group_lasso as gl
 from .params import NBParams, fit_mle
 from .suffstats import SuffStats, accumulate
 
+_fit_mle = jax.jit(fit_mle)
+
 __all__ = [
     "DATA_AXIS",
     "make_mesh",
@@ -434,7 +436,7 @@ def fit_nb_sharded(
         block_size=block_size,
         check_input=check_input,
     )
-    return jax.jit(fit_mle)(stats, alpha, var_smoothing)
+    return _fit_mle(stats, alpha, var_smoothing)
 
 
 # ---------------------------------------------------------------------- losses over rows

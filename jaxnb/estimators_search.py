@@ -28,6 +28,7 @@ __all__ = ["StagewiseNB", "SelectiveNB"]
 
 _fit_mle = jax.jit(fit_mle)
 _fit_marginal = jax.jit(fit_marginal)
+_interpolate = jax.jit(interpolate)
 _fit_mle_k = jax.jit(jax.vmap(fit_mle, in_axes=(0, None, None)))
 _fit_marginal_k = jax.jit(jax.vmap(fit_marginal, in_axes=(0, None, None)))
 
@@ -200,7 +201,7 @@ class StagewiseNB(_SearchBase):
         self.selected_iter_ = int(idx)
         self._alpha_internal = path.alpha[idx]
         self.alpha_ = np.asarray(self._alpha_internal)[order]
-        self.params_ = jax.jit(interpolate)(self.omega1_, self.omega0_, self._alpha_internal)
+        self.params_ = _interpolate(self.omega1_, self.omega0_, self._alpha_internal)
         self.fit_time_ = time.perf_counter() - t0
         return self
 

@@ -622,13 +622,9 @@ class _FilterCore:
         return red
 
     def cfs_correlations(self):
-        if self.q == 0:
-            return (
-                flt.class_correlation_continuous(self.values, self.y, self.c, self.w),
-                flt.feature_correlation_continuous(self.values, self.w),
-            )
-        codes, states = self.all_codes()
-        return flt.symmetric_uncertainty_discrete(codes, self.y, states, self.c, self.w)
+        return flt.cfs_correlations(
+            self.codes, self.values, self.y, self.n_states, self.c, self.w, self.n_bins
+        )
 
     def probe_mask(self, seed, n_probes=3, probe_states=5):
         r"""L1NB §6.1 prefilter, per kind: keep X_i when its relevance is >= the largest relevance

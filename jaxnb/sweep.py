@@ -36,19 +36,24 @@ Built-in methods (`available_sweep_methods`; add more with `register_sweep_metho
   `jaxnb.methods.weighted.ferreira_weights`), scores ``log π_j + Σ_i w_i log f(x_i | j)``, grid
   over ``alpha``; options ``n_bins`` (5), ``state_weighting`` ("uniform"), ``var_smoothing``;
   equals ``WeightedNB(scheme="ferreira")``.
-* ``"fsnb"`` (registered when `jaxnb.methods.stagewise` is importable): forward stagewise NB,
+* ``"fsnb"``: forward stagewise NB,
   grid over ``epsilon`` and ``patience``; options ``n_steps``, ``step_rule``, ``criterion``,
   ``selection`` (``"aic"`` as `jaxnb.StagewiseNB`'s default, or ``"last"``), ``alpha``,
   ``var_smoothing``.
-* ``"snb"`` (same condition; `jaxnb.methods.selective` builds on stagewise): selective NB,
+* ``"snb"``: selective NB,
   `selective_path` on the training rows, grid over ``alpha``; options ``direction`` ("forward",
   "backward", or a floating one), ``criterion`` ("error", "error_probability", "log_loss"),
   ``stopping`` ("improve": Langley & Sage, the model is the path's last subset; "full": the
   smallest subset with the lowest criterion along the path), ``max_steps``, ``max_features``,
   ``var_smoothing``; equals `jaxnb.SelectiveNB` with the same arguments.
+* ``"cfs"``: CFS + NB, Hall's best-first CFS search compiled as one loop
+  (`jaxnb.methods.filters.cfs_search`), then NB on the selected predictors; grid over ``alpha``;
+  options ``n_bins`` (10), ``max_stale`` (5), ``max_features``, ``max_expansions`` (search table
+  size, default ``max(32, 2p)``; ``cfs_truncated`` flags a search that needed more),
+  ``var_smoothing``; equals ``FilterNB(filter="cfs")``.
 
-The options of ``"snb"`` and ``"wnb"`` are checked on the host before compilation (their
-``prepare`` hooks): an unknown option or a bad value raises a ValueError naming it.
+The options of ``"snb"``, ``"wnb"`` and ``"cfs"`` are checked on the host before compilation
+(their ``prepare`` hooks): an unknown option or a bad value raises a ValueError naming it.
 
 Metrics of every task: ``train_error``, ``train_log_loss`` (training rows), ``valid_error``,
 ``valid_log_loss`` (held-out fold, when ``folds`` is set), ``test_error``, ``test_log_loss`` (the
@@ -508,6 +513,78 @@ def _wnb_fit_eval(
     return out
 
 
+_CFS_OPTIONS = ("n_bins", "max_stale", "max_features", "max_expansions", "var_smoothing")
+
+
+def _cfs_prepare(grid, options, n_predictors):
+    r"""Eager checks of the ``"cfs"`` grid and options; ``max_expansions`` defaults to
+    ``max(32, 2 p)`` (the first table `jaxnb.methods.filters.cfs` tries)."""
+    _check_alpha_method("cfs", grid, options, _CFS_OPTIONS)
+    _check_int("n_bins", options.get("n_bins", 10), 2)
+    _check_int("max_stale", options.get("max_stale", 5), 1)
+    _check_int("max_features", options.get("max_features"), 1, allow_none=True)
+    _check_int("max_expansions", options.get("max_expansions"), 1, allow_none=True)
+    _check_real("var_smoothing", options.get("var_smoothing", 1e-9), 0.0)
+    options = dict(options)
+    if options.get("max_expansions") is None:
+        options["max_expansions"] = max(32, 2 * int(n_predictors))
+    return grid, options
+
+
+def _cfs_fit_eval(
+    d,
+    hyper,
+    train_w,
+    valid_w,
+    key,
+    *,
+    n_states,
+    n_classes,
+    n_bins=10,
+    max_stale=5,
+    max_features=None,
+    max_expansions=64,
+    var_smoothing=1e-9,
+):
+    r"""CFS + NB: Hall's best-first CFS (`jaxnb.methods.filters.cfs_search`) on the training
+    weights, then NB Ω⁽¹⁾ (``fit_mle(stats, alpha, var_smoothing)``) scored on the selected
+    predictors.
+
+    Correlations as `jaxnb.methods.filters.cfs_correlations` (|Pearson r| on continuous data,
+    symmetric uncertainty otherwise, continuous columns of mixed data in ``n_bins``
+    equal-frequency bins). The selection does not depend on ``alpha``, so it runs once per fold.
+    Same model as ``FilterNB(filter="cfs", k=max_features, n_bins=n_bins, alpha=alpha)`` fitted on
+    the training rows, as long as the search finishes within ``max_expansions`` (the estimator
+    then reruns with a larger table; here ``cfs_truncated`` = 1 flags it). Extra metrics:
+    ``n_selected``, ``n_expansions``, ``cfs_truncated``, ``n_noisy_selected`` when the data carry
+    ``noisy``.
+    """
+    from .methods import filters as flt
+    from .methods import selective as sel
+
+    del key
+    rcf, rff = flt.cfs_correlations(
+        d["codes_train"],
+        d["values_train"],
+        d["y_train"],
+        tuple(n_states),
+        n_classes,
+        train_w,
+        int(n_bins),
+    )
+    res = flt.cfs_search(rcf, rff, max_stale, max_features, max_expansions=int(max_expansions))
+    stats = _train_stats(d, train_w, n_states, n_classes)
+    params = fit_mle(stats, hyper["alpha"], var_smoothing)
+    mask = res.mask
+    out = _evaluate_all(lambda c, v: sel.masked_scores(params, mask, c, v), d, train_w, valid_w)
+    out["n_selected"] = jnp.sum(mask).astype(jnp.int32)
+    out["n_expansions"] = res.n_expansions.astype(jnp.int32)
+    out["cfs_truncated"] = res.truncated.astype(jnp.int32)
+    if "noisy" in d:
+        out["n_noisy_selected"] = jnp.sum(mask & d["noisy"]).astype(jnp.int32)
+    return out
+
+
 register_sweep_method("nb", _nb_fit_eval, default_grid={"alpha": [1.0]})
 register_sweep_method(
     "group_lasso",
@@ -523,6 +600,7 @@ register_sweep_method(
     prepare=_fsnb_prepare,
 )
 register_sweep_method("snb", _snb_fit_eval, default_grid={"alpha": [1.0]}, prepare=_snb_prepare)
+register_sweep_method("cfs", _cfs_fit_eval, default_grid={"alpha": [1.0]}, prepare=_cfs_prepare)
 
 
 # ================================================================================ folds

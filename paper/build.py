@@ -984,8 +984,11 @@ def sec_stream_tables(b: Build):
     extra = [
         ("online WNB, Gaussian summaries, SGD", d.get("gaussian", {}).get("wnb")),
         ("online WNB, Gaussian summaries, Adam", d.get("gaussian_adam", {}).get("wnb")),
-        ("online WNB, Gaussian summaries, Adam in the class-contrast basis (chosen on "
-         "training-side rows)", d.get("gaussian_tuned", {}).get("wnb")),
+        (
+            "online WNB, Gaussian summaries, Adam in the class-contrast basis (chosen on "
+            "training-side rows)",
+            d.get("gaussian_tuned", {}).get("wnb"),
+        ),
         ("online WNB, cPiD summaries", d.get("cpid", {}).get("wnb")),
     ]
     rows += [[n] + [pct(x) for x in v] + ["—"] * len(prefixes) for n, v in extra if v]

@@ -355,6 +355,116 @@ def test_cfs_stops_after_stale_expansions():
     np.testing.assert_allclose(merit, 0.9)
 
 
+def _ref_cfs(rcf, rff, max_stale=5, max_features=None):
+    """Hall's best-first CFS with a heap and a seen set, float64 NumPy merits from the subset
+    sums: (sorted subset, merit, expansions)."""
+    import heapq
+
+    rcf, rff = np.asarray(rcf, np.float64), np.asarray(rff, np.float64)
+    p = rcf.shape[0]
+    cap = p if max_features is None else max_features
+
+    def merit(subset):
+        s = list(subset)
+        block = rff[np.ix_(s, s)]
+        return rcf[s].sum() / math.sqrt(len(s) + block.sum() - np.trace(block))
+
+    best, best_merit = frozenset(), 0.0
+    heap, seen, stale, n_exp = [(-0.0, 0, (), frozenset())], {frozenset()}, 0, 0
+    while heap and stale < max_stale:
+        node = heapq.heappop(heap)[3]
+        n_exp += 1
+        improved = False
+        if len(node) < cap:
+            for j in range(p):
+                child = node | {j}
+                if j in node or child in seen:
+                    continue
+                seen.add(child)
+                m = merit(child)
+                heapq.heappush(heap, (-m, len(child), tuple(sorted(child)), child))
+                if m > best_merit + 1e-12:
+                    best, best_merit, improved = child, m, True
+        stale = 0 if improved else stale + 1
+    return sorted(best), best_merit, n_exp
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cfs_search_matches_heap_reference(seed):
+    rng = np.random.default_rng(seed)
+    for trial in range(5):
+        p = int(rng.integers(3, 24))
+        rcf = rng.random(p)
+        a = rng.random((p, p)) * (0.3 if trial % 2 else 1.0)
+        rff = (a + a.T) / 2
+        max_stale = int(rng.integers(1, 6))
+        max_features = None if trial < 3 else int(rng.integers(1, p + 1))
+        subset, merit, n_exp = _ref_cfs(rcf, rff, max_stale, max_features)
+        res = F.cfs_search(rcf, rff, max_stale, max_features, max_expansions=128)
+        assert np.flatnonzero(np.asarray(res.mask)).tolist() == subset
+        np.testing.assert_allclose(float(res.merit), merit, rtol=1e-12)
+        assert int(res.n_expansions) == n_exp
+        assert not bool(res.truncated)
+        got, got_merit = F.cfs(rcf, rff, max_stale, max_features)
+        assert got.tolist() == subset and got_merit == float(res.merit)
+
+
+def test_cfs_search_exact_ties_follow_heap_order():
+    # identical features: every subset of a size has the same merit, so the pop order is decided
+    # by size and then by the sorted index tuple, as in the heap reference
+    p = 7
+    rcf = np.full(p, 0.5)
+    rff = np.full((p, p), 0.25)
+    for max_stale in (1, 3, 8):
+        subset, merit, n_exp = _ref_cfs(rcf, rff, max_stale)
+        res = F.cfs_search(rcf, rff, max_stale, max_expansions=200)
+        assert np.flatnonzero(np.asarray(res.mask)).tolist() == subset
+        assert int(res.n_expansions) == n_exp
+        np.testing.assert_allclose(float(res.merit), merit, rtol=1e-12)
+
+
+def test_cfs_search_truncation_and_rerun():
+    # max_stale above the number of subsets: the search runs until the open list is empty
+    # (2^6 - 1 expansions), more than the first table of `cfs` holds
+    rng = np.random.default_rng(7)
+    p = 6
+    rcf = rng.random(p)
+    rff = rng.random((p, p)) * 0.2
+    subset, merit, n_exp = _ref_cfs(rcf, rff, max_stale=100)
+    assert n_exp == 2**p > 32
+    small = F.cfs_search(rcf, rff, 100, max_expansions=10)
+    assert bool(small.truncated) and int(small.n_expansions) == 10
+    full = F.cfs_search(rcf, rff, 100, max_expansions=2**p)
+    assert not bool(full.truncated) and int(full.n_expansions) == n_exp
+    got, got_merit = F.cfs(rcf, rff, max_stale=100)  # reruns with a larger table
+    assert got.tolist() == subset
+    np.testing.assert_allclose(got_merit, merit, rtol=1e-12)
+
+
+def test_cfs_search_jit_vmap_and_input_checks():
+    rng = np.random.default_rng(3)
+    B, p = 4, 9
+    rcf = rng.random((B, p))
+    a = rng.random((B, p, p))
+    rff = (a + np.swapaxes(a, 1, 2)) / 2
+    batched = jax.vmap(lambda c, f: F.cfs_search(c, f, 3, max_expansions=40))(rcf, rff)
+    for b in range(B):
+        subset, merit, _ = _ref_cfs(rcf[b], rff[b], 3)
+        assert np.flatnonzero(np.asarray(batched.mask[b])).tolist() == subset
+        np.testing.assert_allclose(float(batched.merit[b]), merit, rtol=1e-12)
+    jitted = jax.jit(lambda c, f, k: F.cfs_search(c, f, 3, k, max_expansions=40))
+    one = jitted(rcf[0], rff[0], 2)
+    assert int(np.asarray(one.mask).sum()) <= 2
+    with pytest.raises(ValueError, match="feature_correlation"):
+        F.cfs_search(rcf[0], rff[0][:3])
+    with pytest.raises(ValueError, match="max_stale"):
+        F.cfs_search(rcf[0], rff[0], 0)
+    with pytest.raises(ValueError, match="max_features"):
+        F.cfs(rcf[0], rff[0], max_features=0)
+    with pytest.raises(ValueError, match="max_expansions"):
+        F.cfs_search(rcf[0], rff[0], max_expansions=0)
+
+
 def test_mi_prefilter_drops_noise_keeps_signal():
     rng = np.random.default_rng(0)
     n = 500

@@ -1,10 +1,10 @@
 """The fsNB paper's Table-1 methods in `jaxnb.sweep` equal the estimators fitted one at a time.
 
 ``"snb"`` (selective NB) vs `SelectiveNB`, ``"wnb"`` (Ferreira-weighted NB) vs
-``WeightedNB(scheme="ferreira")``, and the group-lasso sweep's ``train_aic`` vs `GroupLassoNB`'s
-``path_["aic"]``, on small Table-1 batches (`make_table1_batch`) of a discrete (DR) and a continuous
-(CR) scenario. Folds are 0/1 training weights in the sweep; the estimator is fitted on the training
-rows of each fold.
+``WeightedNB(scheme="ferreira")``, ``"cfs"`` (CFS + NB) vs ``FilterNB(filter="cfs")``, and the
+group-lasso sweep's ``train_aic`` vs `GroupLassoNB`'s ``path_["aic"]``, on small Table-1 batches
+(`make_table1_batch`) of a discrete (DR) and a continuous (CR) scenario. Folds are 0/1 training
+weights in the sweep; the estimator is fitted on the training rows of each fold.
 """
 
 import jax
@@ -102,6 +102,36 @@ def test_wnb_equals_weighted_nb_ferreira(table1):
         assert got["n_selected"] == m.n_selected_
 
     _check_fold_fits(res["wnb"], data, ns, lambda **kw: WeightedNB(scheme="ferreira", **kw), extra)
+
+
+def test_cfs_equals_filter_nb(table1):
+    from jaxnb.estimators_structure import FilterNB
+
+    data, ns = table1
+    _, res = sweep_methods(data, {"cfs": None}, n_states=ns, folds=K, seeds=[0])
+    arr = res["cfs"].arrays
+    assert (arr["cfs_truncated"] == 0).all()
+    assert (arr["n_expansions"] >= 6).all()  # at least the selected size + max_stale
+
+    def extra(m, got, d):
+        sup = np.asarray(m.support_, bool)
+        assert got["n_selected"] == sup.sum() >= 1
+        assert got["n_noisy_selected"] == (sup & data["noisy"][d]).sum()
+
+    _check_fold_fits(res["cfs"], data, ns, lambda **kw: FilterNB(filter="cfs", **kw), extra)
+
+
+def test_cfs_sweep_options_are_checked():
+    data, ns = make_table1_batch(jax.random.PRNGKey(1), "CR", n_datasets=1)
+    data = {k: np.asarray(v) for k, v in data.items()}
+    with pytest.raises(ValueError, match="max_stale"):
+        sweep_methods(data, {"cfs": None}, n_states=ns, options={"cfs": {"max_stale": 0}})
+    with pytest.raises(ValueError, match="unknown option"):
+        sweep_methods(data, {"cfs": None}, n_states=ns, options={"cfs": {"k": 3}})
+    # a table too small for the search is flagged, not silently reported as a finished search
+    _, res = sweep_methods(data, {"cfs": None}, n_states=ns, options={"cfs": {"max_expansions": 2}})
+    assert res["cfs"].arrays["cfs_truncated"].item() == 1
+    assert res["cfs"].arrays["n_expansions"].item() == 2
 
 
 def test_snb_backward_full_and_alpha_grid_equal_selective_nb(table1):

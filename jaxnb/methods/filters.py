@@ -2,8 +2,9 @@ r"""Filter feature selection for naive Bayes: information measures and selection
 
 Every information matrix comes from one batched JAX call (one-hot matrix products over all
 predictors or all pairs at once); the selection rules (mRMR, CMIM) are `lax.scan` loops over the k
-selection steps, and the searches that call back into Python (CFS best-first, the filter-wrapper)
-loop over steps only, with all candidates of a step scored together.
+selection steps, CFS's best-first search is one `lax.while_loop` over a fixed-size open list
+(`cfs_search`), and the filter-wrapper search loops over steps in Python, with all candidates of a
+step scored together.
 
 Information is measured in nats (natural logarithm) throughout. The slides (Larrañaga, Bielza &
 Moreno) write log2; bits = nats / log(2), which changes no ranking and no comparison between
@@ -26,7 +27,6 @@ References:
 from __future__ import annotations
 
 import functools
-import heapq
 import inspect
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -34,14 +34,18 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from .._dtypes import float_dtype
 
 __all__ = [
     "InformationMatrices",
     "as_state_tuple",
+    "CfsResult",
     "cfs",
+    "cfs_correlations",
     "cfs_merit",
+    "cfs_search",
     "class_correlation_continuous",
     "cmim",
     "conditional_mutual_information_pairs",
@@ -569,19 +573,182 @@ def cfs_merit(subset_mask, class_correlation, feature_correlation) -> jax.Array:
     return jnp.where(k > 0, sum_cf / jnp.where(k > 0, den, 1.0), 0.0)
 
 
+class CfsResult(NamedTuple):
+    """Output of `cfs_search`.
+
+    Attributes:
+      mask: (p,) bool, the subset of highest merit found.
+      merit: its merit (0 for the empty set).
+      n_expansions: subsets popped from the open list and expanded.
+      truncated: True when the search stopped at ``max_expansions`` with open subsets left and fewer
+        than ``max_stale`` consecutive non-improving expansions; the subset is then the best of an
+        unfinished search (`cfs` reruns with a larger cap).
+    """
+
+    mask: jax.Array
+    merit: jax.Array
+    n_expansions: jax.Array
+    truncated: jax.Array
+
+
+def _check_cfs_inputs(class_correlation, feature_correlation, max_stale, max_features):
+    rcf = jnp.asarray(class_correlation)
+    rff = jnp.asarray(feature_correlation)
+    p = rcf.shape[-1] if rcf.ndim else 0
+    if rcf.ndim != 1 or rff.shape != (p, p):
+        raise ValueError(
+            "class_correlation must be (p,) and feature_correlation (p, p); "
+            f"got {rcf.shape} and {rff.shape}"
+        )
+    if isinstance(max_stale, int | np.integer) and int(max_stale) < 1:
+        raise ValueError(f"max_stale must be >= 1; got {max_stale}")
+    if isinstance(max_features, int | np.integer) and int(max_features) < 1:
+        raise ValueError(f"max_features must be >= 1 or None; got {max_features}")
+    return rcf, rff
+
+
+def _cfs_search(rcf, rff, max_stale, max_features, max_expansions):
+    p = rcf.shape[0]
+    dtype = jnp.result_type(rcf.dtype, rff.dtype, float_dtype())
+    rcf, rff = rcf.astype(dtype), rff.astype(dtype)
+    off = rff * (1.0 - jnp.eye(p, dtype=dtype))
+    cap = p if max_features is None else jnp.asarray(max_features, jnp.int32)
+    capacity = 1 + max_expansions * p  # each expansion pushes at most p children
+    idx = jnp.arange(p)
+    eye = jnp.eye(p, dtype=bool)
+
+    # open list and seen set in one table: status 0 = free slot, 1 = open, 2 = expanded
+    masks = jnp.zeros((capacity, p), bool)
+    merits = jnp.zeros((capacity,), dtype)
+    sizes = jnp.zeros((capacity,), jnp.int32)
+    status = jnp.zeros((capacity,), jnp.int8).at[0].set(1)  # the empty set
+    init = (
+        masks,
+        merits,
+        sizes,
+        status,
+        jnp.int32(1),  # slots used
+        jnp.zeros((p,), bool),  # best subset
+        jnp.zeros((), dtype),  # its merit
+        jnp.int32(0),  # consecutive non-improving expansions
+        jnp.int32(0),  # expansions
+    )
+
+    def running(st):
+        status, stale, n_exp = st[3], st[7], st[8]
+        return jnp.any(status == 1) & (stale < max_stale) & (n_exp < max_expansions)
+
+    def lexicographic_first(tied, masks):
+        # equal sizes: the smallest sorted index tuple is the set holding the smallest element of
+        # any pairwise difference, so keep, feature by feature, the sets that contain it
+        def keep(j, t):
+            has = t & masks[:, j]
+            return jnp.where(jnp.any(has), has, t)
+
+        return lax.fori_loop(0, p, keep, tied)
+
+    def expand(st):
+        masks, merits, sizes, status, used, best_mask, best_merit, stale, n_exp = st
+        # pop: highest merit, then smallest size, then lexicographically smallest (heap order)
+        open_ = status == 1
+        top = jnp.max(jnp.where(open_, merits, -jnp.inf))
+        tied = open_ & (merits == top)
+        tied = tied & (sizes == jnp.min(jnp.where(tied, sizes, p + 1)))
+        tied = lax.cond(jnp.sum(tied) > 1, lexicographic_first, lambda t, m: t, tied, masks)
+        i = jnp.argmax(tied)
+        node, s = masks[i], sizes[i]
+        status = status.at[i].set(2)
+
+        # children node + {j}: merits from the node's sums, O(p^2)
+        nf = node.astype(dtype)
+        sum_cf = nf @ rcf
+        sum_ff = nf @ off @ nf
+        child_cf = sum_cf + rcf
+        child_ff = sum_ff + off @ nf + nf @ off
+        child_merit = child_cf / jnp.sqrt((s + 1).astype(dtype) + child_ff)
+        # a child was seen iff a stored set of size s + 1 contains the node; its extra element
+        # is the child's new feature
+        holds = (status != 0) & (sizes == s + 1) & jnp.all(masks | ~node[None, :], axis=1)
+        seen = jnp.any((masks & ~node[None, :]) & holds[:, None], axis=0)
+        new = ~node & ~seen & (s < cap)
+
+        # best update in feature order, each child must beat the running best by 1e-12
+        def update(j, carry):
+            bm, bj = carry
+            better = new[j] & (child_merit[j] > bm + 1e-12)
+            return jnp.where(better, child_merit[j], bm), jnp.where(better, j, bj)
+
+        best_new, best_j = lax.fori_loop(0, p, update, (best_merit, jnp.int32(-1)))
+        improved = best_j >= 0
+        best_mask = jnp.where(improved, node | (idx == best_j), best_mask)
+
+        slot = jnp.where(new, used + jnp.cumsum(new) - 1, capacity)  # capacity = dropped
+        masks = masks.at[slot].set(node[None, :] | eye, mode="drop")
+        merits = merits.at[slot].set(child_merit, mode="drop")
+        sizes = sizes.at[slot].set(s + 1, mode="drop")
+        status = status.at[slot].set(jnp.int8(1), mode="drop")
+        used = used + jnp.sum(new).astype(jnp.int32)
+        stale = jnp.where(improved, 0, stale + 1)
+        return (masks, merits, sizes, status, used, best_mask, best_new, stale, n_exp + 1)
+
+    st = lax.while_loop(running, expand, init)
+    status, stale, n_exp = st[3], st[7], st[8]
+    truncated = (n_exp >= max_expansions) & jnp.any(status == 1) & (stale < max_stale)
+    return CfsResult(st[5], st[6], n_exp, truncated)
+
+
+def cfs_search(
+    class_correlation,
+    feature_correlation,
+    max_stale=5,
+    max_features=None,
+    *,
+    max_expansions: int = 64,
+) -> CfsResult:
+    r"""Hall's (1999, Sec. 4.3) best-first CFS search as one jit-compiled ``lax.while_loop``.
+
+    Start from the empty set; repeatedly pop the open subset with the highest merit (ties: smaller
+    subsets, then the lexicographically smallest sorted index tuple), expand it by every single
+    feature addition (all children scored at once), store the children not seen before; a popped
+    subset whose children do not beat the best merit so far (by more than 1e-12, children taken in
+    feature order) is a non-improving expansion, and the search stops after ``max_stale``
+    consecutive ones (Hall uses 5), when the open list is empty, or after ``max_expansions``
+    expansions (then ``truncated`` is set if the search was not finished).
+
+    The open list and the seen set are one fixed table of ``1 + max_expansions * p`` subsets
+    (static shapes: no host round-trip per expansion), so the function runs under ``jit`` and
+    ``vmap`` (e.g. over the data sets of a sweep). Child merits come from the popped subset's sums,
+    ``O(p^2)`` per expansion, and the seen test is ``O(max_expansions * p^2)``.
+
+    Args:
+      class_correlation: (p,) feature-class correlations (symmetric uncertainty, |Pearson r|).
+      feature_correlation: (p, p) feature-feature correlations (diagonal ignored).
+      max_stale: consecutive non-improving expansions before stopping (int, may be traced).
+      max_features: optional cap on the subset size (int, may be traced).
+      max_expansions: static size of the search table.
+
+    Returns:
+      `CfsResult` (mask, merit, n_expansions, truncated).
+    """
+    rcf, rff = _check_cfs_inputs(class_correlation, feature_correlation, max_stale, max_features)
+    if int(max_expansions) < 1:
+        raise ValueError(f"max_expansions must be >= 1; got {max_expansions}")
+    return _cfs_search_jit(rcf, rff, max_stale, max_features, int(max_expansions))
+
+
+_cfs_search_jit = jax.jit(_cfs_search, static_argnums=(4,))
+
+
 def cfs(class_correlation, feature_correlation, max_stale: int = 5, max_features=None):
     r"""Correlation-based feature selection with forward best-first search (Hall 1999, Sec. 4.3).
 
-    Correlation measure (choose when building the inputs): symmetric uncertainty for discrete
-    predictors (`symmetric_uncertainty_discrete`), |Pearson r| for continuous ones
-    (`class_correlation_continuous`, `feature_correlation_continuous`).
+    Correlation measure (choose when building the inputs, or use `cfs_correlations`): symmetric
+    uncertainty for discrete predictors (`symmetric_uncertainty_discrete`), |Pearson r| for
+    continuous ones (`class_correlation_continuous`, `feature_correlation_continuous`).
 
-    Search: start from the empty set; repeatedly pop the open subset with the highest merit, expand
-    it by every single-feature addition (all children scored in one batched call), push unseen
-    children; a popped subset whose best child does not beat the best merit so far counts as a
-    non-improving expansion, and the search stops after `max_stale` consecutive ones (Hall uses 5)
-    or when the open list is empty. Ties in merit are broken by smaller subsets, then
-    lexicographically.
+    The search is `cfs_search` (one compiled loop; see there for the rules), first with a table of
+    ``max(32, 2 p)`` expansions and, if that search is truncated, again with a four times larger
+    table until it finishes.
 
     Args:
       class_correlation: (p,) feature-class correlations.
@@ -592,45 +759,43 @@ def cfs(class_correlation, feature_correlation, max_stale: int = 5, max_features
     Returns:
       (selected, merit): sorted int array of chosen indices and its merit (float).
     """
-    rcf = np.asarray(class_correlation, dtype=np.float64)
-    rff = np.asarray(feature_correlation, dtype=np.float64)
+    rcf, rff = _check_cfs_inputs(class_correlation, feature_correlation, max_stale, max_features)
     p = rcf.shape[0]
-    if rcf.ndim != 1 or rff.shape != (p, p):
-        raise ValueError(
-            "class_correlation must be (p,) and feature_correlation (p, p); "
-            f"got {rcf.shape} and {rff.shape}"
-        )
-    if int(max_stale) < 1:
-        raise ValueError(f"max_stale must be >= 1; got {max_stale}")
-    cap = p if max_features is None else int(max_features)
-    rcf_j, rff_j = jnp.asarray(rcf), jnp.asarray(rff)
+    max_stale = int(max_stale)
+    max_features = p if max_features is None else int(max_features)
+    expansions = max(32, 2 * p)
+    while True:
+        res = _cfs_search_jit(rcf, rff, max_stale, max_features, expansions)
+        if not bool(res.truncated):
+            break
+        expansions *= 4
+    return np.flatnonzero(np.asarray(res.mask)).astype(np.int64), float(res.merit)
 
-    best_set: frozenset = frozenset()
-    best_merit = 0.0
-    counter = 0  # heap tie-breaker
-    open_heap: list = [(-0.0, 0, (), frozenset())]
-    seen = {frozenset()}
-    stale = 0
-    while open_heap and stale < max_stale:
-        _, _, _, node = heapq.heappop(open_heap)
-        improved = False
-        if len(node) < cap:
-            cands = [j for j in range(p) if j not in node]
-            children = [node | {j} for j in cands]
-            masks = np.zeros((p, p), bool)  # fixed shape (<= p children): one compilation
-            for row, child in enumerate(children):
-                masks[row, list(child)] = True
-            merits = np.asarray(cfs_merit(jnp.asarray(masks), rcf_j, rff_j))[: len(children)]
-            for child, merit in zip(children, merits, strict=True):
-                if child in seen:
-                    continue
-                seen.add(child)
-                counter += 1
-                heapq.heappush(open_heap, (-float(merit), len(child), tuple(sorted(child)), child))
-                if merit > best_merit + 1e-12:
-                    best_merit, best_set, improved = float(merit), child, True
-        stale = 0 if improved else stale + 1
-    return np.array(sorted(best_set), dtype=np.int64), best_merit
+
+@jit_entry("n_states", "n_classes", "n_bins")
+def cfs_correlations(codes, values, y, n_states, n_classes: int, weight=None, n_bins: int = 10):
+    r"""CFS inputs of a data set in predictor order [discrete..., continuous...].
+
+    Continuous data only: Hall's |Pearson r| (`class_correlation_continuous`,
+    `feature_correlation_continuous`). With discrete columns: symmetric uncertainty
+    (`symmetric_uncertainty_discrete`), continuous columns first cut into ``n_bins`` equal-frequency
+    bins (`equal_frequency_codes`).
+
+    Returns:
+      (class_correlation (p,), feature_correlation (p, p)).
+    """
+    codes, values = jnp.asarray(codes), jnp.asarray(values)
+    n_states = as_state_tuple(n_states, codes.shape[1])
+    if codes.shape[1] == 0:
+        return (
+            class_correlation_continuous(values, y, n_classes, weight),
+            feature_correlation_continuous(values, weight),
+        )
+    if values.shape[1]:
+        binned = equal_frequency_codes(values, n_bins, weight)
+        codes = jnp.concatenate([codes.astype(jnp.int32), binned], axis=1)
+        n_states = n_states + (n_bins,) * values.shape[1]
+    return symmetric_uncertainty_discrete(codes, y, n_states, n_classes, weight)
 
 
 def threshold_filter(scores, threshold) -> jax.Array:

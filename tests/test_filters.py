@@ -463,6 +463,10 @@ def test_cfs_search_jit_vmap_and_input_checks():
         F.cfs(rcf[0], rff[0], max_features=0)
     with pytest.raises(ValueError, match="max_expansions"):
         F.cfs_search(rcf[0], rff[0], max_expansions=0)
+    with pytest.raises(ValueError, match="absolute values"):
+        F.cfs(rcf[0] - 0.5, rff[0])
+    with pytest.raises(ValueError, match="feature_correlation must hold finite"):
+        F.cfs_search(rcf[0], np.full((p, p), np.nan))
 
 
 def test_mi_prefilter_drops_noise_keeps_signal():

@@ -49,7 +49,7 @@ Built-in methods (`available_sweep_methods`; add more with `register_sweep_metho
 * ``"cfs"``: CFS + NB, Hall's best-first CFS search compiled as one loop
   (`jaxnb.methods.filters.cfs_search`), then NB on the selected predictors; grid over ``alpha``;
   options ``n_bins`` (10), ``max_stale`` (5), ``max_features``, ``max_expansions`` (search table
-  size, default 32; ``cfs_truncated`` flags a search that needed more),
+  size, default 128; ``cfs_truncated`` flags a search that needed more),
   ``var_smoothing``; equals ``FilterNB(filter="cfs")``.
 
 The options of ``"snb"``, ``"wnb"`` and ``"cfs"`` are checked on the host before compilation
@@ -523,7 +523,7 @@ def _cfs_prepare(grid, options, n_predictors):
     _check_int("n_bins", options.get("n_bins", 10), 2)
     _check_int("max_stale", options.get("max_stale", 5), 1)
     _check_int("max_features", options.get("max_features"), 1, allow_none=True)
-    _check_int("max_expansions", options.get("max_expansions", 32), 1)
+    _check_int("max_expansions", options.get("max_expansions", 128), 1)
     _check_real("var_smoothing", options.get("var_smoothing", 1e-9), 0.0)
     return grid, options
 
@@ -540,7 +540,7 @@ def _cfs_fit_eval(
     n_bins=10,
     max_stale=5,
     max_features=None,
-    max_expansions=32,
+    max_expansions=128,
     var_smoothing=1e-9,
 ):
     r"""CFS + NB: Hall's best-first CFS (`jaxnb.methods.filters.cfs_search`) on the training

@@ -425,18 +425,20 @@ def test_cfs_search_exact_ties_follow_heap_order():
 
 def test_cfs_search_truncation_and_rerun():
     # max_stale above the number of subsets: the search runs until the open list is empty
-    # (2^6 - 1 expansions), more than the first table of `cfs` holds
+    # (2^8 expansions), more than the first table of `cfs` (128) holds
     rng = np.random.default_rng(7)
-    p = 6
+    p = 8
     rcf = rng.random(p)
     rff = rng.random((p, p)) * 0.2
-    subset, merit, n_exp = _ref_cfs(rcf, rff, max_stale=100)
-    assert n_exp == 2**p > 32
-    small = F.cfs_search(rcf, rff, 100, max_expansions=10)
+    subset, merit, n_exp = _ref_cfs(rcf, rff, max_stale=1000)
+    assert n_exp == 2**p > 128
+    small = F.cfs_search(rcf, rff, 1000, max_expansions=10)
     assert bool(small.truncated) and int(small.n_expansions) == 10
-    full = F.cfs_search(rcf, rff, 100, max_expansions=2**p)
+    full = F.cfs_search(rcf, rff, 1000, max_expansions=2**p)
     assert not bool(full.truncated) and int(full.n_expansions) == n_exp
-    got, got_merit = F.cfs(rcf, rff, max_stale=100)  # reruns with a larger table
+    assert np.flatnonzero(np.asarray(full.mask)).tolist() == subset
+    # `cfs` continues the truncated search in a larger table: same subset and merit
+    got, got_merit = F.cfs(rcf, rff, max_stale=1000)
     assert got.tolist() == subset
     np.testing.assert_allclose(got_merit, merit, rtol=1e-12)
 

@@ -603,7 +603,8 @@ def _check_cfs_inputs(class_correlation, feature_correlation, max_stale, max_fea
     for name, a in (("class_correlation", rcf), ("feature_correlation", rff)):
         if not isinstance(a, jax.core.Tracer):
             v = np.asarray(a)
-            if not (np.all(np.isfinite(v)) and np.all(v >= 0)):
+            # rounding can leave an information-based correlation a few ulps below 0
+            if not (np.all(np.isfinite(v)) and np.all(v >= -1e-6)):
                 raise ValueError(
                     f"{name} must hold finite values >= 0 (symmetric uncertainty or |Pearson r|; "
                     "take absolute values of signed correlations)"
@@ -615,69 +616,115 @@ def _check_cfs_inputs(class_correlation, feature_correlation, max_stale, max_fea
     return rcf, rff
 
 
-def _cfs_search(rcf, rff, max_stale, max_features, max_expansions):
+class _CfsState(NamedTuple):
+    """Search table of `cfs_search`. Every stored subset is an expanded subset plus one feature:
+    ``parent`` (row of ``exp_masks``, -1 for the empty set) and ``added`` (-1 for the empty set),
+    so a table of C subsets takes O(C) memory, not O(C p)."""
+
+    parent: jax.Array  # (C,) int32
+    added: jax.Array  # (C,) int32
+    merits: jax.Array  # (C,)
+    sizes: jax.Array  # (C,) int32
+    status: jax.Array  # (C,) int8: 0 free, 1 open, 2 expanded
+    used: jax.Array  # slots used
+    exp_masks: jax.Array  # (E, p) bool: expanded subsets, in expansion order
+    exp_sizes: jax.Array  # (E,) int32
+    n_exp: jax.Array  # expansions so far
+    best_mask: jax.Array  # (p,) bool
+    best_merit: jax.Array
+    stale: jax.Array  # consecutive non-improving expansions
+
+
+def _cfs_capacity(p, max_expansions):
+    return 1 + max_expansions * p  # each expansion stores at most p children
+
+
+def _cfs_init(p, max_expansions, dtype) -> _CfsState:
+    cap = _cfs_capacity(p, max_expansions)
+    return _CfsState(
+        parent=jnp.full((cap,), -1, jnp.int32),
+        added=jnp.full((cap,), -1, jnp.int32),
+        merits=jnp.zeros((cap,), dtype),
+        sizes=jnp.zeros((cap,), jnp.int32),
+        status=jnp.zeros((cap,), jnp.int8).at[0].set(1),  # the empty set
+        used=jnp.int32(1),
+        exp_masks=jnp.zeros((max_expansions, p), bool),
+        exp_sizes=jnp.zeros((max_expansions,), jnp.int32),
+        n_exp=jnp.int32(0),
+        best_mask=jnp.zeros((p,), bool),
+        best_merit=jnp.zeros((), dtype),
+        stale=jnp.int32(0),
+    )
+
+
+def _cfs_grow(st: _CfsState, max_expansions: int) -> _CfsState:
+    """The same search with room for ``max_expansions`` expansions (free slots appended)."""
+    p = st.exp_masks.shape[1]
+    extra = _cfs_capacity(p, max_expansions) - st.parent.shape[0]
+    extra_e = max_expansions - st.exp_masks.shape[0]
+    pad = lambda a, n, v: jnp.concatenate([a, jnp.full((n,) + a.shape[1:], v, a.dtype)])
+    return st._replace(
+        parent=pad(st.parent, extra, -1),
+        added=pad(st.added, extra, -1),
+        merits=pad(st.merits, extra, 0),
+        sizes=pad(st.sizes, extra, 0),
+        status=pad(st.status, extra, 0),
+        exp_masks=pad(st.exp_masks, extra_e, False),
+        exp_sizes=pad(st.exp_sizes, extra_e, 0),
+    )
+
+
+def _cfs_run(st: _CfsState, rcf, rff, max_stale, max_features):
+    """Continue the best-first search from ``st`` until it stops or its table is full."""
     p = rcf.shape[0]
-    dtype = jnp.result_type(rcf.dtype, rff.dtype, float_dtype())
+    dtype = st.merits.dtype
     rcf, rff = rcf.astype(dtype), rff.astype(dtype)
     off = rff * (1.0 - jnp.eye(p, dtype=dtype))
     cap = p if max_features is None else jnp.asarray(max_features, jnp.int32)
-    capacity = 1 + max_expansions * p  # each expansion pushes at most p children
-    idx = jnp.arange(p)
-    eye = jnp.eye(p, dtype=bool)
+    max_exp = st.exp_masks.shape[0]
+    capacity = st.parent.shape[0]
+    idx = jnp.arange(p, dtype=jnp.int32)
 
-    # open list and seen set in one table: status 0 = free slot, 1 = open, 2 = expanded
-    masks = jnp.zeros((capacity, p), bool)
-    merits = jnp.zeros((capacity,), dtype)
-    sizes = jnp.zeros((capacity,), jnp.int32)
-    status = jnp.zeros((capacity,), jnp.int8).at[0].set(1)  # the empty set
-    init = (
-        masks,
-        merits,
-        sizes,
-        status,
-        jnp.int32(1),  # slots used
-        jnp.zeros((p,), bool),  # best subset
-        jnp.zeros((), dtype),  # its merit
-        jnp.int32(0),  # consecutive non-improving expansions
-        jnp.int32(0),  # expansions
-    )
+    def has_feature(st, j):
+        """(C,) whether each stored subset contains feature j."""
+        from_parent = jnp.where(st.parent >= 0, st.exp_masks[jnp.maximum(st.parent, 0), j], False)
+        return from_parent | (st.added == j)
 
-    def running(st):
-        status, stale, n_exp = st[3], st[7], st[8]
-        return jnp.any(status == 1) & (stale < max_stale) & (n_exp < max_expansions)
-
-    def lexicographic_first(tied, masks):
+    def lexicographic_first(tied, st):
         # equal sizes: the smallest sorted index tuple is the set holding the smallest element of
         # any pairwise difference, so keep, feature by feature, the sets that contain it
         def keep(j, t):
-            has = t & masks[:, j]
+            has = t & has_feature(st, j)
             return jnp.where(jnp.any(has), has, t)
 
         return lax.fori_loop(0, p, keep, tied)
 
+    def running(st):
+        return jnp.any(st.status == 1) & (st.stale < max_stale) & (st.n_exp < max_exp)
+
     def expand(st):
-        masks, merits, sizes, status, used, best_mask, best_merit, stale, n_exp = st
         # pop: highest merit, then smallest size, then lexicographically smallest (heap order)
-        open_ = status == 1
-        top = jnp.max(jnp.where(open_, merits, -jnp.inf))
-        tied = open_ & (merits == top)
-        tied = tied & (sizes == jnp.min(jnp.where(tied, sizes, p + 1)))
-        tied = lax.cond(jnp.sum(tied) > 1, lexicographic_first, lambda t, m: t, tied, masks)
+        open_ = st.status == 1
+        top = jnp.max(jnp.where(open_, st.merits, -jnp.inf))
+        tied = open_ & (st.merits == top)
+        tied = tied & (st.sizes == jnp.min(jnp.where(tied, st.sizes, p + 1)))
+        tied = lax.cond(jnp.sum(tied) > 1, lexicographic_first, lambda t, _: t, tied, st)
         i = jnp.argmax(tied)
-        node, s = masks[i], sizes[i]
-        status = status.at[i].set(2)
+        parent, s = st.parent[i], st.sizes[i]
+        node = jnp.where(parent >= 0, st.exp_masks[jnp.maximum(parent, 0)], False)
+        node = node | (idx == st.added[i])
 
         # children node + {j}: merits from the node's sums, O(p^2)
         nf = node.astype(dtype)
-        sum_cf = nf @ rcf
-        sum_ff = nf @ off @ nf
-        child_cf = sum_cf + rcf
-        child_ff = sum_ff + off @ nf + nf @ off
+        child_cf = nf @ rcf + rcf
+        child_ff = nf @ off @ nf + off @ nf + nf @ off
         child_merit = child_cf / jnp.sqrt((s + 1).astype(dtype) + child_ff)
-        # a child was seen iff a stored set of size s + 1 contains the node; its extra element
-        # is the child's new feature
-        holds = (status != 0) & (sizes == s + 1) & jnp.all(masks | ~node[None, :], axis=1)
-        seen = jnp.any((masks & ~node[None, :]) & holds[:, None], axis=0)
+        # node + {j} is stored iff an earlier expanded subset equals it minus one feature, i.e. has
+        # size s, shares s - 1 features with the node and adds j: O(expansions x p)
+        rows = jnp.arange(max_exp) < st.n_exp
+        shared = jnp.sum(st.exp_masks & node[None, :], axis=1)
+        sibling = rows & (st.exp_sizes == s) & (shared == s - 1)
+        seen = jnp.any((st.exp_masks & ~node[None, :]) & sibling[:, None], axis=0)
         new = ~node & ~seen & (s < cap)
 
         # best update in feature order, each child must beat the running best by 1e-12
@@ -686,23 +733,56 @@ def _cfs_search(rcf, rff, max_stale, max_features, max_expansions):
             better = new[j] & (child_merit[j] > bm + 1e-12)
             return jnp.where(better, child_merit[j], bm), jnp.where(better, j, bj)
 
-        best_new, best_j = lax.fori_loop(0, p, update, (best_merit, jnp.int32(-1)))
+        best_merit, best_j = lax.fori_loop(0, p, update, (st.best_merit, jnp.int32(-1)))
         improved = best_j >= 0
-        best_mask = jnp.where(improved, node | (idx == best_j), best_mask)
 
-        slot = jnp.where(new, used + jnp.cumsum(new) - 1, capacity)  # capacity = dropped
-        masks = masks.at[slot].set(node[None, :] | eye, mode="drop")
-        merits = merits.at[slot].set(child_merit, mode="drop")
-        sizes = sizes.at[slot].set(s + 1, mode="drop")
-        status = status.at[slot].set(jnp.int8(1), mode="drop")
-        used = used + jnp.sum(new).astype(jnp.int32)
-        stale = jnp.where(improved, 0, stale + 1)
-        return (masks, merits, sizes, status, used, best_mask, best_new, stale, n_exp + 1)
+        slot = jnp.where(new, st.used + jnp.cumsum(new) - 1, capacity)  # capacity = dropped
+        return _CfsState(
+            parent=st.parent.at[slot].set(st.n_exp, mode="drop"),
+            added=st.added.at[slot].set(idx, mode="drop"),
+            merits=st.merits.at[slot].set(child_merit, mode="drop"),
+            sizes=st.sizes.at[slot].set(s + 1, mode="drop"),
+            status=st.status.at[slot].set(jnp.int8(1), mode="drop").at[i].set(2),
+            used=st.used + jnp.sum(new).astype(jnp.int32),
+            exp_masks=st.exp_masks.at[st.n_exp].set(node),
+            exp_sizes=st.exp_sizes.at[st.n_exp].set(s),
+            n_exp=st.n_exp + 1,
+            best_mask=jnp.where(improved, node | (idx == best_j), st.best_mask),
+            best_merit=best_merit,
+            stale=jnp.where(improved, 0, st.stale + 1),
+        )
 
-    st = lax.while_loop(running, expand, init)
-    status, stale, n_exp = st[3], st[7], st[8]
-    truncated = (n_exp >= max_expansions) & jnp.any(status == 1) & (stale < max_stale)
-    return CfsResult(st[5], st[6], n_exp, truncated)
+    return lax.while_loop(running, expand, st)
+
+
+def _cfs_result(st: _CfsState, max_stale) -> CfsResult:
+    truncated = (
+        (st.n_exp >= st.exp_masks.shape[0]) & jnp.any(st.status == 1) & (st.stale < max_stale)
+    )
+    return CfsResult(st.best_mask, st.best_merit, st.n_exp, truncated)
+
+
+def _cfs_dtype(rcf, rff):
+    return jnp.result_type(rcf.dtype, rff.dtype, float_dtype())
+
+
+@functools.partial(jax.jit, static_argnums=(4,))
+def _cfs_search_jit(rcf, rff, max_stale, max_features, max_expansions):
+    st = _cfs_init(rcf.shape[0], max_expansions, _cfs_dtype(rcf, rff))
+    return _cfs_result(_cfs_run(st, rcf, rff, max_stale, max_features), max_stale)
+
+
+@functools.partial(jax.jit, static_argnums=(4,))
+def _cfs_first(rcf, rff, max_stale, max_features, max_expansions):
+    st = _cfs_init(rcf.shape[0], max_expansions, _cfs_dtype(rcf, rff))
+    st = _cfs_run(st, rcf, rff, max_stale, max_features)
+    return st, _cfs_result(st, max_stale)
+
+
+@jax.jit
+def _cfs_continue(rcf, rff, max_stale, max_features, st):
+    st = _cfs_run(st, rcf, rff, max_stale, max_features)
+    return st, _cfs_result(st, max_stale)
 
 
 def cfs_search(
@@ -711,7 +791,7 @@ def cfs_search(
     max_stale=5,
     max_features=None,
     *,
-    max_expansions: int = 32,
+    max_expansions: int = 128,
 ) -> CfsResult:
     r"""Hall's (1999, Sec. 4.3) best-first CFS search as one jit-compiled ``lax.while_loop``.
 
@@ -723,11 +803,13 @@ def cfs_search(
     consecutive ones (Hall uses 5), when the open list is empty, or after ``max_expansions``
     expansions (then ``truncated`` is set if the search was not finished).
 
-    The open list and the seen set are one fixed table of ``1 + max_expansions * p`` subsets
-    (static shapes: no host round-trip per expansion), so the function runs under ``jit`` and
-    ``vmap`` (e.g. over the data sets of a sweep); it takes about ``max_expansions * p^2`` bytes
-    (32 p^2 by default: p = 1000 needs 32 MB). Child merits come from the popped subset's sums,
-    ``O(p^2)`` per expansion, and the seen test is ``O(max_expansions * p^2)``.
+    The open list and the seen set are one fixed table (static shapes: no host round-trip per
+    expansion), so the function runs under ``jit`` and ``vmap`` (e.g. over the data sets of a
+    sweep). A stored subset is an expanded subset plus one feature, so the table takes about
+    ``21 max_expansions p`` bytes plus ``max_expansions p`` for the expanded subsets (p = 1000:
+    3 MB by default). Per expansion: the pop is O(table), child merits come from the popped
+    subset's sums in O(p^2), and a child was seen iff an earlier expanded subset is the child minus
+    one feature, O(max_expansions p).
 
     Args:
       class_correlation: (p,) feature-class correlations (symmetric uncertainty, |Pearson r|).
@@ -745,9 +827,6 @@ def cfs_search(
     return _cfs_search_jit(rcf, rff, max_stale, max_features, int(max_expansions))
 
 
-_cfs_search_jit = jax.jit(_cfs_search, static_argnums=(4,))
-
-
 def cfs(class_correlation, feature_correlation, max_stale: int = 5, max_features=None):
     r"""Correlation-based feature selection with forward best-first search (Hall 1999, Sec. 4.3).
 
@@ -755,9 +834,9 @@ def cfs(class_correlation, feature_correlation, max_stale: int = 5, max_features
     uncertainty for discrete predictors (`symmetric_uncertainty_discrete`), |Pearson r| for
     continuous ones (`class_correlation_continuous`, `feature_correlation_continuous`).
 
-    The search is `cfs_search` (one compiled loop; see there for the rules), first with a table of
-    32 expansions (enough for every Table-1 data set, which needs 6-18) and, if that search is
-    truncated, again with a four times larger table until it finishes.
+    The search is `cfs_search`'s compiled loop (see there for the rules) with a table of 128
+    expansions (every Table-1 data set needs 6-18); a search that fills it continues where it
+    stopped in a four times larger table, until it finishes.
 
     Args:
       class_correlation: (p,) feature-class correlations.
@@ -772,12 +851,11 @@ def cfs(class_correlation, feature_correlation, max_stale: int = 5, max_features
     p = rcf.shape[0]
     max_stale = int(max_stale)
     max_features = p if max_features is None else int(max_features)
-    expansions = 32
-    while True:
-        res = _cfs_search_jit(rcf, rff, max_stale, max_features, expansions)
-        if not bool(res.truncated):
-            break
+    expansions = 128
+    st, res = _cfs_first(rcf, rff, max_stale, max_features, expansions)
+    while bool(res.truncated):
         expansions *= 4
+        st, res = _cfs_continue(rcf, rff, max_stale, max_features, _cfs_grow(st, expansions))
     return np.flatnonzero(np.asarray(res.mask)).astype(np.int64), float(res.merit)
 
 

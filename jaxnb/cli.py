@@ -2,8 +2,9 @@
 
 Subcommands:
   compare   fit every registered method on the embedded default data sets (one data set of the
-            fsNB paper's DR scenario, and Diabetes binarized at its median) and print test error,
-            number of selected predictors and fit time.
+            fsNB paper's DR scenario, and Diabetes binarized at its median), or on your own CSV
+            file (``--data``; a stratified hold-out split or ``--cv K`` folds), and print test
+            error, number of selected predictors and fit time.
   methods   list the registered methods.
 """
 
@@ -19,28 +20,23 @@ __all__ = ["main"]
 
 
 def _default_datasets(seed: int, quick: bool):
+    """The embedded data sets as (name, X, y, [(train, test) rows], kind, estimator params)."""
     import jax
 
     from .datasets import load_diabetes, make_table1
 
     out = []
-    d = make_table1(jax.random.PRNGKey(seed), "DR", 300, 1000 if quick else 3000)
-    out.append(
-        (
-            "DR (fsNB Table 1, N=300)",
-            np.asarray(d["codes_train"]),
-            np.asarray(d["y_train"]),
-            np.asarray(d["codes_test"]),
-            np.asarray(d["y_test"]),
-            "discrete",
-        )
-    )
+    n_test = 1000 if quick else 3000
+    d = make_table1(jax.random.PRNGKey(seed), "DR", 300, n_test)
+    X = np.concatenate([np.asarray(d["codes_train"]), np.asarray(d["codes_test"])])
+    y = np.concatenate([np.asarray(d["y_train"]), np.asarray(d["y_test"])])
+    split = (np.arange(300), np.arange(300, 300 + n_test))
+    out.append(("DR (fsNB Table 1, N=300)", X, y, [split], "discrete", None))
     X, y = load_diabetes(quartile=2)
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
     cut = int(0.7 * len(y))
-    tr, te = perm[:cut], perm[cut:]
-    out.append(("Diabetes (median, 70/30)", X[tr], y[tr], X[te], y[te], "continuous"))
+    out.append(("Diabetes (median, 70/30)", X, y, [(perm[:cut], perm[cut:])], "continuous", None))
     return out
 
 
@@ -52,41 +48,115 @@ def _count_selected(est) -> str:
     return str(getattr(est, "n_features_in_", "-"))
 
 
+def _user_dataset(args):
+    """(name, X, y, splits, kind, estimator params) of ``--data``; splits = [(train, test) rows]."""
+    from .datasets.loaders import load_csv
+    from .model_selection import stratified_folds, validation_split
+
+    discrete = args.discrete
+    if discrete not in ("auto", "all", "none"):
+        discrete = [c.strip() for c in discrete.split(",") if c.strip()]
+    table = load_csv(args.data, target=args.target, discrete=discrete)
+    X, y, mask = table.X, table.y, table.discrete
+    kinds = ", ".join(f"{n} ({'D' if d else 'C'})" for n, d in zip(table.names, mask, strict=True))
+    print(
+        f"{args.data}: {len(y)} rows, {len(np.unique(y))} classes, {mask.sum()} discrete (D) and "
+        f"{(~mask).sum()} continuous (C) predictors: {kinds}",
+        file=sys.stderr,
+    )
+    kind = "discrete" if mask.all() else ("mixed" if mask.any() else "continuous")
+    rows = np.arange(len(y))
+    if args.cv is not None:
+        folds = stratified_folds(y, args.cv, args.seed)
+        splits = [(rows[folds != k], rows[folds == k]) for k in range(args.cv)]
+        how = f"{args.cv}-fold CV"
+    else:
+        if not 0.0 < args.test_size < 1.0:
+            raise ValueError(f"--test-size must be in (0, 1); got {args.test_size}")
+        test = validation_split(y, fraction=args.test_size, seed=args.seed)
+        splits = [(rows[~test], rows[test])]
+        how = f"{1 - args.test_size:.0%}/{args.test_size:.0%}"
+    name = f"{args.data} ({how})"
+    return name, X, y, splits, kind, table.estimator_params
+
+
+def _configure(est, params, missing):
+    """Set the table's ``discrete`` / ``n_states`` (and ``missing``) where the estimator has
+    them."""
+    have = est.get_params() if hasattr(est, "get_params") else {}
+    est.set_params(**{k: v for k, v in (params or {}).items() if k in have})
+    if missing == "ignore" and "missing" in have:
+        est.set_params(missing="ignore")
+    return est
+
+
 def cmd_compare(args) -> int:
     from .registry import available_methods, get_method
 
     names = args.methods.split(",") if args.methods else available_methods()
-    for n in names:
-        get_method(n)  # fail early on a typo
-    datasets = _default_datasets(args.seed, args.quick)
-    rows = []
+    try:
+        for n in names:
+            get_method(n)  # fail early on a typo
+    except ValueError as e:
+        print(f"jaxnb compare: {e}", file=sys.stderr)
+        return 2
+    if args.data is None:
+        given = [f"--{a.replace('_', '-')}" for a in ("target", "cv") if getattr(args, a)]
+        if given:
+            print(f"jaxnb compare: {', '.join(given)} require --data", file=sys.stderr)
+            return 2
+        datasets = _default_datasets(args.seed, args.quick)
+    else:
+        try:
+            datasets = [_user_dataset(args)]
+        except (OSError, ValueError) as e:
+            print(f"jaxnb compare: {e}", file=sys.stderr)
+            return 2
+    rows, failures = [], []
     total = len(names) * len(datasets)
     k = 0
     t_start = time.perf_counter()
-    for dname, Xtr, ytr, Xte, yte, kind in datasets:
+    for dname, X, y, splits, kind, params in datasets:
         for name in names:
             k += 1
             spec = get_method(name)
             if kind not in spec.kinds:
                 continue
             print(f"[{k}/{total}] {name} on {dname} ...", file=sys.stderr, flush=True)
-            est = spec.factory(kind)
-            t0 = time.perf_counter()
-            est.fit(Xtr, ytr)
-            fit_s = time.perf_counter() - t0
-            err = 1.0 - est.score(Xte, yte)
-            rows.append((dname, name, err, _count_selected(est), fit_s))
+            errs, sels, fit_s = [], [], 0.0
+            try:
+                for tr, te in splits:
+                    est = _configure(spec.factory(kind), params, args.missing)
+                    t0 = time.perf_counter()
+                    est.fit(X[tr], y[tr])
+                    fit_s += time.perf_counter() - t0
+                    errs.append(1.0 - est.score(X[te], y[te]))
+                    sels.append(_count_selected(est))
+            except (ValueError, TypeError) as e:  # bad input for this method: report, go on
+                failures.append((dname, name, f"{type(e).__name__}: {e}"))
+                continue
+            nsel = sels[0] if len(set(sels)) == 1 else f"{np.mean([float(v) for v in sels]):.1f}"
+            sd = float(np.std(errs, ddof=1)) if len(errs) > 1 else None
+            rows.append((dname, name, float(np.mean(errs)), sd, nsel, fit_s))
     print()
-    hdr = f"{'data set':<28} {'method':<14} {'test error':>10} {'#selected':>9} {'fit time':>9}"
+    width = max([28] + [len(r[0]) for r in rows])
+    hdr = (
+        f"{'data set':<{width}} {'method':<14} {'test error':>10} {'± sd':>7} {'#selected':>9} "
+        f"{'fit time':>9}"
+    )
     print(hdr)
     print("-" * len(hdr))
-    for dname, name, err, nsel, fit_s in rows:
-        print(f"{dname:<28} {name:<14} {err:>10.4f} {nsel:>9} {fit_s:>8.3f}s")
+    for dname, name, err, sd, nsel, fit_s in rows:
+        sd_txt = "" if sd is None else f"{sd:.4f}"
+        print(f"{dname:<{width}} {name:<14} {err:>10.4f} {sd_txt:>7} {nsel:>9} {fit_s:>8.3f}s")
+    for dname, name, msg in failures:
+        print(f"not run: {name} on {dname}: {msg}")
     print(
         f"\n{len(rows)} fits in {time.perf_counter() - t_start:.1f} s (fit time includes "
-        f"JIT compilation on first use of each shape)"
+        f"JIT compilation on first use of each shape"
+        + ("; errors are means over the folds, ± their sd)" if args.cv else ")")
     )
-    return 0
+    return 1 if failures and not rows else 0
 
 
 def cmd_methods(args) -> int:
@@ -105,10 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser(
         "compare",
-        help="fit every registered method on the embedded data sets",
+        help="fit every registered method on the embedded data sets or a CSV file",
         description="Fit every registered method on a DR-scenario data set of the "
-        "fsNB paper and on Diabetes (median threshold) and print a table of test "
-        "error, number of selected predictors and fit time.",
+        "fsNB paper and on Diabetes (median threshold), or on a CSV file (--data), and print "
+        "a table of test error, number of selected predictors and fit time.",
     )
     c.add_argument(
         "--methods",
@@ -125,6 +195,43 @@ def build_parser() -> argparse.ArgumentParser:
         "--quick",
         action="store_true",
         help="smaller synthetic test set (1000 instead of 3000 rows)",
+    )
+    c.add_argument(
+        "--data",
+        default=None,
+        metavar="CSV",
+        help="your own data instead of the embedded sets: a CSV file with a header row",
+    )
+    c.add_argument(
+        "--target",
+        default=None,
+        help="class column of --data, by name (default: the last column)",
+    )
+    c.add_argument(
+        "--discrete",
+        default="auto",
+        help="discrete predictors of --data: auto (non-numeric columns), all, none, or "
+        "comma-separated column names (default auto)",
+    )
+    c.add_argument(
+        "--test-size",
+        type=float,
+        default=0.3,
+        help="stratified hold-out fraction for --data (default 0.3)",
+    )
+    c.add_argument(
+        "--cv",
+        type=int,
+        default=None,
+        metavar="K",
+        help="stratified K-fold CV on --data instead of a hold-out split",
+    )
+    c.add_argument(
+        "--missing",
+        choices=("error", "ignore"),
+        default="error",
+        help="missing cells: an error, or 'ignore' (each estimator that supports it drops the "
+        "missing terms; the others are reported as not run)",
     )
     c.set_defaults(func=cmd_compare)
     m = sub.add_parser("methods", help="list registered methods")

@@ -28,8 +28,9 @@ __all__ = [
     "make_table1_batch",
 ]
 
+from .loaders import load_csv as load_csv  # noqa: E402
 from .loaders import load_diabetes as load_diabetes  # noqa: E402
 from .loaders import load_flags as load_flags  # noqa: E402
 from .loaders import load_soybean_small as load_soybean_small  # noqa: E402
 
-__all__ += ["load_diabetes", "load_flags", "load_soybean_small"]
+__all__ += ["load_csv", "load_diabetes", "load_flags", "load_soybean_small"]

@@ -1,0 +1,128 @@
+"""`python -m jaxnb` (compare, methods) and `jaxnb.datasets.load_csv`."""
+
+import numpy as np
+import pytest
+
+from jaxnb import NaiveBayes
+from jaxnb.cli import main
+from jaxnb.datasets import load_csv
+from jaxnb.model_selection import stratified_folds
+
+CSV = """colour, size, weight, label
+red, 3, 1.5, a
+blue, 10, 2.5, b
+red, 2, ?, a
+green, 3, 0.5, b
+blue, 10, 2.0, b
+, 2, 1.0, a
+red, 3, 1.7, a
+green, 10, 2.2, b
+blue, 2, 0.9, a
+red, 10, 2.8, b
+green, 3, 1.1, a
+blue, 2, 2.6, b
+"""
+
+
+@pytest.fixture
+def csv_path(tmp_path):
+    path = tmp_path / "toy.csv"
+    path.write_text(CSV)
+    return path
+
+
+def test_load_csv_kinds_codes_and_missing(csv_path):
+    t = load_csv(csv_path)
+    assert t.names == ["colour", "size", "weight"]
+    assert t.y.tolist()[:3] == ["a", "b", "a"]
+    # auto: non-numeric columns are discrete, numeric ones continuous
+    np.testing.assert_array_equal(t.discrete, [True, False, False])
+    assert t.categories[0] == ("blue", "green", "red") and t.categories[1] is None
+    np.testing.assert_array_equal(t.X[:6, 0], [2, 0, 2, 1, 0, -1])  # '' is missing: code -1
+    assert np.isnan(t.X[2, 2]) and t.X[0, 2] == 1.5  # '?' is missing: NaN
+    assert t.n_states == [3]
+    # a numeric column listed as discrete: its numbers are labels, in numeric order
+    t2 = load_csv(csv_path, target="label", discrete=["colour", "size"])
+    assert t2.categories[1] == ("2", "3", "10")
+    np.testing.assert_array_equal(t2.X[:3, 1], [1, 2, 0])
+    assert t2.estimator_params["n_states"] == [3, 3]
+    np.testing.assert_array_equal(t2.estimator_params["discrete"], [True, True, False])
+    assert load_csv(csv_path, target=-1).y.tolist() == t.y.tolist()
+    t3 = load_csv(csv_path, target=1)  # by index: 'size' is the class
+    assert t3.names == ["colour", "weight", "label"] and t3.y[1] == "10"
+    np.testing.assert_array_equal(t3.discrete, [True, False, True])
+
+
+def test_load_csv_errors(csv_path, tmp_path):
+    with pytest.raises(ValueError, match="target 'lab' is not a column"):
+        load_csv(csv_path, target="lab")
+    with pytest.raises(ValueError, match="not numeric"):
+        load_csv(csv_path, discrete="none")
+    with pytest.raises(ValueError, match="not predictor columns"):
+        load_csv(csv_path, discrete=["shape"])
+    with pytest.raises(ValueError, match="discrete must be"):
+        load_csv(csv_path, discrete="some")
+    with pytest.raises(ValueError, match="missing cells"):
+        load_csv(csv_path, target="weight")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b,c\n1,2,x\n1,2\n")
+    with pytest.raises(ValueError, match=r"rows \[3\]"):
+        load_csv(ragged)
+
+
+def test_fitting_a_loaded_table_knows_every_label(csv_path):
+    t = load_csv(csv_path)
+    # train without any 'green' row: the code is still a state, so predicting it is no error
+    train = t.X[:, 0] != 1
+    m = NaiveBayes(missing="ignore", **t.estimator_params).fit(t.X[train], t.y[train])
+    assert list(m.n_states_) == [3]
+    assert m.predict(t.X[~train]).shape == ((~train).sum(),)
+
+
+def _table_rows(out):
+    return [line.split() for line in out.splitlines() if line.startswith(("DR ", "Diabetes", "/"))]
+
+
+def test_compare_on_a_csv_with_cv_equals_a_direct_loop(csv_path, capsys):
+    rc = main(
+        ["compare", "--data", str(csv_path), "--methods", "NB", "--cv", "3", "--missing", "ignore"]
+    )
+    out, err = capsys.readouterr()
+    assert rc == 0
+    assert "12 rows, 2 classes, 1 discrete (D) and 2 continuous (C)" in err
+    (row,) = [r for r in _table_rows(out) if "NB" in r]
+    t = load_csv(csv_path)
+    folds = stratified_folds(t.y, 3, 0)
+    errs = []
+    for k in range(3):
+        m = NaiveBayes(missing="ignore", **t.estimator_params)
+        m.fit(t.X[folds != k], t.y[folds != k])
+        errs.append(1.0 - m.score(t.X[folds == k], t.y[folds == k]))
+    err_col = row.index("NB") + 1
+    assert float(row[err_col]) == pytest.approx(np.mean(errs), abs=5e-5)
+    assert float(row[err_col + 1]) == pytest.approx(np.std(errs, ddof=1), abs=5e-5)
+
+
+def test_compare_reports_methods_that_reject_the_data(csv_path, capsys):
+    # missing cells without --missing ignore: NB rejects them, and the table says so
+    rc = main(["compare", "--data", str(csv_path), "--methods", "NB"])
+    out, _ = capsys.readouterr()
+    assert rc == 1
+    assert "not run: NB" in out and "missing='ignore'" in out
+
+
+def test_compare_embedded_and_argument_errors(capsys):
+    assert main(["compare", "--methods", "NB", "--quick"]) == 0
+    out, _ = capsys.readouterr()
+    rows = _table_rows(out)
+    assert [r[0] for r in rows] == ["DR", "Diabetes"]
+    errors = [float(r[r.index("NB") + 1]) for r in rows]
+    assert all(0.0 < e < 0.5 for e in errors)
+    assert main(["compare", "--cv", "3"]) == 2
+    assert "require --data" in capsys.readouterr().err
+    assert main(["compare", "--methods", "NoSuchNB"]) == 2
+    assert "unknown method 'NoSuchNB'" in capsys.readouterr().err
+    assert main(["compare", "--data", "/no/such/file.csv"]) == 2
+    assert main(["methods"]) == 0
+    listed = capsys.readouterr().out
+    assert "CFS+NB" in listed and "fsNB" in listed

@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from . import likelihood as likelihood
 from . import params as params
 from . import suffstats as suffstats
+from .cache import enable_compilation_cache as enable_compilation_cache
 from .estimators import BaseNB as BaseNB
 from .estimators import NaiveBayes as NaiveBayes
 from .estimators_penalized import L1NB as L1NB
@@ -100,4 +101,5 @@ __all__ = [
     "likelihood",
     "params",
     "suffstats",
+    "enable_compilation_cache",
 ]

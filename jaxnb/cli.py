@@ -93,6 +93,15 @@ def _configure(est, params, missing):
 def cmd_compare(args) -> int:
     from .registry import available_methods, get_method
 
+    if args.cache:
+        from .cache import enable_compilation_cache
+
+        try:
+            where = enable_compilation_cache()
+        except ValueError as e:
+            print(f"jaxnb compare: {e}", file=sys.stderr)
+            return 2
+        print(f"compilation cache: {where}", file=sys.stderr)
     names = args.methods.split(",") if args.methods else available_methods()
     try:
         for n in names:
@@ -232,6 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="error",
         help="missing cells: an error, or 'ignore' (each estimator that supports it drops the "
         "missing terms; the others are reported as not run)",
+    )
+    c.add_argument(
+        "--cache",
+        action="store_true",
+        help="keep compiled programs on disk (jaxnb.enable_compilation_cache: $JAXNB_CACHE_DIR "
+        "or ~/.cache/jaxnb/xla), so later runs skip most compilation",
     )
     c.set_defaults(func=cmd_compare)
     m = sub.add_parser("methods", help="list registered methods")

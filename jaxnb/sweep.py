@@ -103,6 +103,7 @@ __all__ = [
     "sweep_nb",
     "sweep_methods",
     "concat_tables",
+    "stack_datasets",
 ]
 
 _REQUIRED = ("codes_train", "values_train", "y_train")
@@ -184,7 +185,8 @@ def _evaluate_all(score_fn, d, train_w, valid_w):
     if "codes_test" in d:
         yt = d["y_test"]
         s_test = score_fn(d["codes_test"], d["values_test"])
-        out.update(evaluate_scores("test", s_test, yt, jnp.ones(yt.shape, train_w.dtype)))
+        wt = d["weight_test"] if "weight_test" in d else jnp.ones(yt.shape, train_w.dtype)
+        out.update(evaluate_scores("test", s_test, yt, wt))
     return out
 
 
@@ -684,6 +686,79 @@ def _structured(cols: Mapping[str, np.ndarray]) -> np.ndarray:
     return out
 
 
+_ROW_KEYS = {
+    "train": ("codes_train", "values_train", "y_train", "weight_train"),
+    "test": ("codes_test", "values_test", "y_test", "weight_test"),
+}
+
+
+def stack_datasets(datasets: Sequence[Mapping[str, Any]], *, folds=None, seed: int = 0):
+    r"""Stack data sets with different numbers of rows into one sweep input (zero-weight padding).
+
+    Every data set must have the same predictors (``codes_*`` (n, q), ``values_*`` (n, r)); the
+    training and test rows are padded to the largest data set with rows of zeros whose weight
+    (``weight_train`` / ``weight_test``, created as ones when absent) is 0. The sweep's fits and
+    metrics are weighted sums, so a zero-weight row changes nothing: e.g. the data sets of a
+    learning curve (N = 50, 100, 200, ...) run as one compiled call. Other per-data-set arrays
+    (``noisy``...) must have equal shapes and are stacked as they are.
+
+    Args:
+      datasets: dicts with ``codes_train``, ``values_train``, ``y_train``, optionally
+        ``weight_train``, ``codes_test`` / ``values_test`` / ``y_test`` (all or none),
+        ``weight_test`` and other arrays.
+      folds: None, or K: also return (D, n) fold ids for `sweep`'s ``folds``: each data set's
+        real rows get ``fold_ids(seed, n_d, K)`` (the assignment a sweep of that data set alone
+        with ``folds=K, seeds=[seed]`` uses), padded rows fold 0 (they weigh nothing anywhere).
+      seed: seed of those folds.
+
+    Returns:
+      The batched dict, or ``(dict, fold_ids)`` when ``folds`` is given.
+    """
+    if isinstance(datasets, Mapping) or not len(datasets):
+        raise TypeError("datasets must be a non-empty sequence of dicts (one per data set)")
+    sets = [{k: np.asarray(v) for k, v in d.items()} for d in datasets]
+    keys = set(sets[0])
+    for i, d in enumerate(sets):
+        if set(d) != keys:
+            raise ValueError(f"data set {i} has keys {sorted(d)}, data set 0 has {sorted(keys)}")
+        missing = [k for k in _REQUIRED if k not in d]
+        if missing:
+            raise ValueError(f"data set {i} is missing {missing}")
+    out = {}
+    for ck, vk, yk, wk in _ROW_KEYS.values():
+        if ck not in keys:
+            continue
+        n = max(d[yk].shape[0] for d in sets)
+        for k in (ck, vk, yk, wk):
+            cols = []
+            for i, d in enumerate(sets):
+                m = d[yk].shape[0]
+                a = d[k] if k in d else np.ones((m,), np.float64)
+                if (
+                    a.shape[0] != m
+                    or a.shape[1:] != ((sets[0][k] if k in sets[0] else a).shape[1:])
+                ):
+                    raise ValueError(
+                        f"data set {i}: {k} has shape {a.shape}; expected {m} rows and the same "
+                        f"columns as data set 0"
+                    )
+                cols.append(np.concatenate([a, np.zeros((n - m,) + a.shape[1:], a.dtype)]))
+            out[k] = np.stack(cols)
+    for k in keys - {k for ks in _ROW_KEYS.values() for k in ks}:
+        shapes = {d[k].shape for d in sets}
+        if len(shapes) > 1:
+            raise ValueError(f"{k} must have one shape in every data set; got {sorted(shapes)}")
+        out[k] = np.stack([d[k] for d in sets])
+    if folds is None:
+        return out
+    n = out["y_train"].shape[1]
+    ids = np.zeros((len(sets), n), np.int32)
+    for i, d in enumerate(sets):
+        m = d["y_train"].shape[0]
+        ids[i, :m] = fold_ids(seed, m, int(folds))
+    return out, ids
+
+
 def concat_tables(tables: Sequence[np.ndarray]) -> np.ndarray:
     """Stack structured tables with different fields (missing: NaN, -1, False or "")."""
     names: list[str] = []
@@ -898,9 +973,10 @@ def sweep(
       fit_eval_fn: see `SweepMethod` (``(data, hyper, train_weight, valid_weight, key, *,
         n_states, n_classes, **options) -> dict`` of scalar metrics).
       data: dict with ``codes_train`` (D, n, q) int, ``values_train`` (D, n, r), ``y_train``
-        (D, n); optional ``weight_train`` (D, n), ``codes_test`` / ``values_test`` / ``y_test``
-        and any other per-data-set arrays (``noisy``...), all with the leading D axis (one data set
-        without it is accepted).
+        (D, n); optional ``weight_train`` (D, n), ``codes_test`` / ``values_test`` / ``y_test``,
+        ``weight_test`` (test-metric weights; `stack_datasets` pads ragged data sets with
+        zero-weight rows) and any other per-data-set arrays (``noisy``...), all with the
+        leading D axis (one data set without it is accepted).
       grid: dict name -> values; the grid is their Cartesian product (H points).
       n_states: static state counts of the discrete predictors.
       n_classes: number of classes (default: largest label + 1).

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from jaxnb import NaiveBayes
+from jaxnb.datasets import make_table1_batch
 from jaxnb.methods import group_lasso as gl
 from jaxnb.methods.nb import fit_stats
 from jaxnb.sweep import (
@@ -211,3 +212,45 @@ def test_progress_lines_report_each_compiled_call(table1, capsys):
     assert lines[0].startswith("[jaxnb.sweep] nb: 3 data sets x 3 grid points x 1 folds x 1 seeds")
     assert lines[0].endswith("(first call: includes compilation)")
     assert lines[1].endswith(" s")  # the second call reuses the compiled program
+
+
+def test_stack_datasets_pads_with_zero_weight_rows_and_changes_nothing():
+    from jaxnb.sweep import stack_datasets
+
+    full, ns = make_table1_batch(jax.random.PRNGKey(5), "DR", n_datasets=2, n_test=600)
+    full = {k: np.asarray(v) for k, v in full.items()}
+    # data set 1 is smaller: 130 training and 250 test rows
+    sets = [
+        {k: v[0] for k, v in full.items()},
+        {
+            k: (v[1][:130] if k.endswith("_train") else v[1][:250] if k.endswith("_test") else v[1])
+            for k, v in full.items()
+        },
+    ]
+    K = 3
+    stacked, ids = stack_datasets(sets, folds=K, seed=0)
+    assert stacked["codes_train"].shape == (2, 300, 20) and stacked["y_test"].shape == (2, 600)
+    np.testing.assert_array_equal(stacked["weight_train"][1], np.arange(300) < 130)
+    np.testing.assert_array_equal(stacked["weight_test"][1], np.arange(600) < 250)
+    np.testing.assert_array_equal(ids[1, :130], fold_ids(0, 130, K))
+    methods = {
+        "nb": {"alpha": [1.0]},
+        "wnb": {"alpha": [1.0]},
+        "cfs": {"alpha": [1.0]},
+        "fsnb": {"epsilon": [0.05], "patience": [4]},
+        "group_lasso": {"penalty": [0.3, 0.05]},
+    }
+    opts = {"group_lasso": {"relative": True, "adaptive": True}}
+    _, together = sweep_methods(stacked, methods, n_states=ns, folds=ids, options=opts)
+    for d, data in enumerate(sets):
+        _, alone = sweep_methods(data, methods, n_states=ns, folds=K, seeds=[0], options=opts)
+        for m in methods:
+            for name, arr in alone[m].arrays.items():
+                got = together[m].arrays[name][d : d + 1]
+                np.testing.assert_allclose(got, arr, rtol=1e-9, atol=1e-12, err_msg=f"{m} {name}")
+    with pytest.raises(ValueError, match="has keys"):
+        stack_datasets([sets[0], {k: v for k, v in sets[1].items() if k != "noisy"}])
+    with pytest.raises(ValueError, match="same columns"):
+        stack_datasets([sets[0], dict(sets[1], codes_train=sets[1]["codes_train"][:, :5])])
+    with pytest.raises(TypeError, match="non-empty sequence"):
+        stack_datasets(sets[0])

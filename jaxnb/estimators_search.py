@@ -76,6 +76,8 @@ class StagewiseNB(_SearchBase):
       selection: "aic" (AIC = Q + 2d/N, fsNB Eq. 14; first minimum), "last", or "cv" (K-fold CV
         error averaged over folds by iteration number; first minimum).
       n_folds, random_state: K and the seed of the stratified folds for ``selection="cv"``.
+      verbose: print one line per iteration of the search on stderr (iteration, training
+        criterion, active predictors); for long fits on large data.
 
     Attributes:
       alpha_: (p,) selected coefficients (user column order); path_: dict of NumPy path arrays
@@ -101,12 +103,14 @@ class StagewiseNB(_SearchBase):
         random_state=0,
         missing="error",
         unseen="error",
+        verbose=False,
     ):
         self.discrete = discrete
         self.n_states = n_states
         self.alpha = alpha
         self.var_smoothing = var_smoothing
         self.epsilon = epsilon
+        self.verbose = verbose
         self.n_steps = n_steps
         self.step_rule = step_rule
         self.criterion = criterion
@@ -148,7 +152,9 @@ class StagewiseNB(_SearchBase):
         cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
         stats = self._stats(codes, values, y_enc, w)
         self.omega1_, self.omega0_ = self._omegas(stats)
-        path = sw.fsnb_path(self.omega1_, self.omega0_, cd, vl, yy, ww, **kw)
+        path = sw.fsnb_path(
+            self.omega1_, self.omega0_, cd, vl, yy, ww, progress=bool(self.verbose), **kw
+        )
         n_iter = int(path.n_iter)
         if self.selection == "aic":
             idx = select_along_path(np.asarray(path.aic), "min", n_valid=n_iter + 1)

@@ -382,3 +382,19 @@ def test_static_argument_errors():
         sw.fsnb_path(*args, criterion="accuracy", max_iter=3, k_max=40)
     with pytest.raises(ValueError, match="step_rule"):
         sw.fsnb_path(*args, step_rule="half", max_iter=3, k_max=40)
+
+
+def test_verbose_prints_one_line_per_iteration_and_changes_nothing(capfd):
+    from jaxnb import StagewiseNB
+    from jaxnb.datasets import load_diabetes
+
+    X, y = load_diabetes(2)
+    quiet = StagewiseNB().fit(X, y)
+    capfd.readouterr()
+    loud = StagewiseNB(verbose=True).fit(X, y)
+    jax.effects_barrier()
+    lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("fsNB iteration")]
+    assert len(lines) == loud.n_iter_ == quiet.n_iter_
+    assert lines[-1].startswith(f"fsNB iteration {loud.n_iter_}: training error ")
+    np.testing.assert_array_equal(loud.alpha_, quiet.alpha_)
+    np.testing.assert_array_equal(loud.path_["error"], quiet.path_["error"])

@@ -47,6 +47,7 @@ stack (vmap over data sets or folds).
 
 from __future__ import annotations
 
+import sys
 from functools import partial
 
 import equinox as eqx
@@ -328,7 +329,18 @@ def _candidate_criterion(scores, y, onehot, weight, wsum, criterion):
     return (per * weight).sum(-1) / wsum
 
 
-@partial(jax.jit, static_argnames=("n_steps", "step_rule", "criterion", "max_iter", "k_max"))
+def _report_iteration(it, crit, n_active, since, criterion):
+    print(
+        f"fsNB iteration {int(it)}: training {criterion} {float(crit):.4f}, {int(n_active)} "
+        f"active predictors, {int(since)} iterations since the last improvement",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+@partial(
+    jax.jit, static_argnames=("n_steps", "step_rule", "criterion", "max_iter", "k_max", "progress")
+)
 def fsnb_path(
     omega1: NBParams,
     omega0: NBParams,
@@ -344,6 +356,7 @@ def fsnb_path(
     criterion: str = "error",
     max_iter: int,
     k_max: int,
+    progress: bool = False,
 ) -> StagewisePath:
     r"""Forward stagewise NB path (fsNB Algorithm 1) in one ``lax.while_loop``.
 
@@ -371,6 +384,9 @@ def fsnb_path(
       max_iter: iteration budget and the number of path rows − 1 (static).
       k_max: ⌈1/ε⌉ (`n_units`; static — the level cap of the integer ε-units; ε values with the
         same k_max share one compilation).
+      progress: print one line per iteration on stderr (iteration, training criterion, active
+        predictors) through `jax.debug.callback` (static; off by default: the loop then has no
+        host callback at all). Meant for long single fits, not for vmapped ones.
 
     Returns:
       `StagewisePath`.
@@ -449,6 +465,10 @@ def fsnb_path(
         improved = flat[j] < best
         best = jnp.where(improved, flat[j], best)
         since = jnp.where(improved, 0, since + 1)
+        if progress:
+            jax.debug.callback(
+                partial(_report_iteration, criterion=criterion), it, c_new, d_new, since
+            )
         path = dict(
             alpha=path["alpha"].at[it].set(a_new),
             criterion=path["criterion"].at[it].set(c_new),

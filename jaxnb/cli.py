@@ -255,6 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the ``jaxnb`` command with ``argv`` (default: the process arguments); returns the
+    exit status (0 ok, 1 every method failed on the data, 2 bad arguments)."""
     args = build_parser().parse_args(argv)
     return args.func(args)
 

@@ -34,11 +34,13 @@ def register(
 
 
 def available_methods() -> list[str]:
+    """Names of the registered methods (built-in ones first, in registration order)."""
     _load_builtin()
     return list(_REGISTRY)
 
 
 def get_method(name: str) -> MethodSpec:
+    """The `MethodSpec` registered under ``name``; ValueError listing the names if unknown."""
     _load_builtin()
     if name not in _REGISTRY:
         raise ValueError(f"unknown method {name!r}; available: {', '.join(_REGISTRY)}")

@@ -150,6 +150,20 @@ class BaseNB:
         self.n_features_in_ = enc.n_features_in_
         return codes, values, y_enc, w
 
+    @staticmethod
+    def _pad_training(codes, values, y_enc, *weights):
+        """Training rows padded to `_row_bucket` rows: zero-weight copies of the first row, each
+        of ``weights`` padded with zeros, so training sets of nearby sizes (CV folds, learning
+        curves) share one compiled program. Only for fits whose every row-dependent quantity is a
+        weighted sum (host-side row choices such as folds or validation splits are made on the
+        real rows first). Returns (codes, values, y_enc, *weights)."""
+        n = codes.shape[0]
+        m = _row_bucket(n)
+        if m == n:
+            return (codes, values, y_enc, *weights)
+        rows = tuple(_pad_rows(a, m, repeat_first=True) for a in (codes, values, y_enc))
+        return rows + tuple(_pad_rows(np.asarray(w), m) for w in weights)
+
     def _stats(self, codes, values, y, w):
         """Sufficient statistics of encoded rows (after `_validate_fit`) with weights ``w``."""
         return fit_stats(
@@ -344,12 +358,8 @@ class NaiveBayes(BaseNB):
         # Rows padded to a bucket size with zero-weight copies of the first row (they add nothing to
         # the statistics and keep the centring of the continuous sums inside the data), so training
         # sets of nearby sizes (CV folds, learning curves) share one compiled program.
-        n = codes.shape[0]
-        m = _row_bucket(n)
-        fc, fv, fy, fw = codes, values, y_enc, w
-        if m > n:
-            fc, fv, fy = (_pad_rows(a, m, repeat_first=True) for a in (codes, values, y_enc))
-            fw = _pad_rows(w, m)
+        fc, fv, fy, fw = self._pad_training(codes, values, y_enc, w)
+        m = fc.shape[0]
         self.stats_ = fit_stats(
             _device(fc),
             _device(fv),

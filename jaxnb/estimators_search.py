@@ -149,6 +149,14 @@ class StagewiseNB(_SearchBase):
             max_iter=int(max_iter),
             k_max=sw.n_units(self.epsilon),
         )
+        folds = None
+        if self.selection == "cv":  # folds of the real rows, before padding
+            folds = stratified_folds(y_enc, self.n_folds, self.random_state)
+            if np.bincount(folds).min() < 1:
+                raise ValueError("n_folds leaves an empty fold; lower n_folds")
+            codes, values, y_enc, w, folds = self._pad_training(codes, values, y_enc, w, folds)
+        else:
+            codes, values, y_enc, w = self._pad_training(codes, values, y_enc, w)
         cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
         stats = self._stats(codes, values, y_enc, w)
         self.omega1_, self.omega0_ = self._omegas(stats)
@@ -161,9 +169,7 @@ class StagewiseNB(_SearchBase):
         elif self.selection == "last":
             idx = n_iter
         else:
-            folds = stratified_folds(y_enc, self.n_folds, self.random_state)
-            if np.bincount(folds).min() < 1:
-                raise ValueError("n_folds leaves an empty fold; lower n_folds")
+            folds = folds.astype(np.int32)
             train, _ = kfold_stats(
                 cd,
                 vl,
@@ -325,12 +331,15 @@ class SelectiveNB(_SearchBase):
         self._check_hyper()
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         t0 = time.perf_counter()
-        cd, vl, yy = (jnp.asarray(a) for a in (codes, values, y_enc))
         if self.validation_fraction is None:
             fit_w = score_w = w
-        else:
+        else:  # split of the real rows, before padding
             val = validation_split(y_enc, float(self.validation_fraction), self.random_state)
             fit_w, score_w = w * ~val, w * val
+        codes, values, y_enc, w, fit_w, score_w = self._pad_training(
+            codes, values, y_enc, w, fit_w, score_w
+        )
+        cd, vl, yy = (jnp.asarray(a) for a in (codes, values, y_enc))
         stats = self._stats(codes, values, y_enc, fit_w)
         omega1 = _fit_mle(stats, self.alpha, self.var_smoothing)
         L = sel.mle_contributions(omega1, cd, vl)

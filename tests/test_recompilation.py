@@ -154,3 +154,43 @@ def test_naive_bayes_training_sizes_share_compilations_and_statistics(compiles):
     for n in range(50, 60):
         jaxnb.NaiveBayes(discrete=[0, 1]).fit(X[:n], y[:n])
     assert compiles.n == before
+
+
+SEARCH_CASES = [
+    ("StagewiseNB", {"epsilon": 0.1}, "C"),
+    (
+        "StagewiseNB",
+        {"epsilon": 0.1, "selection": "cv", "n_folds": 3, "criterion": "log_loss"},
+        "D",
+    ),
+    ("SelectiveNB", {"criterion": "log_loss"}, "C"),
+    ("SelectiveNB", {"direction": "forward_backward", "validation_fraction": 0.3}, "D"),
+]
+
+
+@pytest.mark.parametrize(("name", "options", "kind"), SEARCH_CASES, ids=lambda v: str(v))
+def test_search_estimators_pad_training_rows_without_changing_the_model(
+    name, options, kind, compiles, monkeypatch
+):
+    """StagewiseNB and SelectiveNB pad their training rows like NaiveBayes (zero-weight rows; folds
+    and validation splits drawn on the real rows first): the fitted path equals an unpadded fit,
+    and training sets of nearby sizes share compiled programs."""
+    import jaxnb.estimators as est_mod
+
+    X, y, kw = _data(kind, 11)
+    make = lambda: getattr(jaxnb, name)(**options, **kw)  # noqa: E731
+    for n in (53, 101):
+        padded = make().fit(X[:n], y[:n])
+        with monkeypatch.context() as mp:
+            mp.setattr(est_mod, "_row_bucket", lambda k: k)
+            plain = make().fit(X[:n], y[:n])
+        assert len(set(padded.path_) ^ set(plain.path_)) == 0
+        for key, value in plain.path_.items():
+            np.testing.assert_allclose(padded.path_[key], value, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(padded.predict(X), plain.predict(X))
+        np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), rtol=1e-10)
+    make().fit(X[:57], y[:57]).predict(X[:57])  # bucket 64
+    before = compiles.n
+    for n in range(58, 64):
+        make().fit(X[:n], y[:n]).predict(X[:n])
+    assert compiles.n == before

@@ -151,15 +151,17 @@ class BaseNB:
         return codes, values, y_enc, w
 
     @staticmethod
-    def _pad_training(codes, values, y_enc, *weights):
+    def _pad_training(codes, values, y_enc, *weights, max_rows=None):
         """Training rows padded to `_row_bucket` rows: zero-weight copies of the first row, each
         of ``weights`` padded with zeros, so training sets of nearby sizes (CV folds, learning
         curves) share one compiled program. Only for fits whose every row-dependent quantity is a
         weighted sum (host-side row choices such as folds or validation splits are made on the
-        real rows first). Returns (codes, values, y_enc, *weights)."""
+        real rows first). Above ``max_rows`` rows nothing is padded (a fit whose compute grows with
+        the rows pays up to 1/8 more for padding, which outweighs a compilation on large data).
+        Returns (codes, values, y_enc, *weights)."""
         n = codes.shape[0]
         m = _row_bucket(n)
-        if m == n:
+        if m == n or (max_rows is not None and n > max_rows):
             return (codes, values, y_enc, *weights)
         rows = tuple(_pad_rows(a, m, repeat_first=True) for a in (codes, values, y_enc))
         return rows + tuple(_pad_rows(np.asarray(w), m) for w in weights)

@@ -33,6 +33,11 @@ _fit_mle_k = jax.jit(jax.vmap(fit_mle, in_axes=(0, None, None)))
 _fit_marginal_k = jax.jit(jax.vmap(fit_marginal, in_axes=(0, None, None)))
 
 
+#: Training sets up to this many rows are padded to the row buckets (`BaseNB._pad_training`):
+#: there a compilation (~1 s) costs far more than the padded rows; above it, the search's compute
+#: grows with the rows and a new size compiles once.
+_PAD_MAX_ROWS = 8192
+
 _scores_alpha = jax.jit(sw.interpolated_scores)
 _scores_mask = jax.jit(sel.masked_scores)
 
@@ -154,9 +159,13 @@ class StagewiseNB(_SearchBase):
             folds = stratified_folds(y_enc, self.n_folds, self.random_state)
             if np.bincount(folds).min() < 1:
                 raise ValueError("n_folds leaves an empty fold; lower n_folds")
-            codes, values, y_enc, w, folds = self._pad_training(codes, values, y_enc, w, folds)
+            codes, values, y_enc, w, folds = self._pad_training(
+                codes, values, y_enc, w, folds, max_rows=_PAD_MAX_ROWS
+            )
         else:
-            codes, values, y_enc, w = self._pad_training(codes, values, y_enc, w)
+            codes, values, y_enc, w = self._pad_training(
+                codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
+            )
         cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
         stats = self._stats(codes, values, y_enc, w)
         self.omega1_, self.omega0_ = self._omegas(stats)
@@ -337,7 +346,7 @@ class SelectiveNB(_SearchBase):
             val = validation_split(y_enc, float(self.validation_fraction), self.random_state)
             fit_w, score_w = w * ~val, w * val
         codes, values, y_enc, w, fit_w, score_w = self._pad_training(
-            codes, values, y_enc, w, fit_w, score_w
+            codes, values, y_enc, w, fit_w, score_w, max_rows=_PAD_MAX_ROWS
         )
         cd, vl, yy = (jnp.asarray(a) for a in (codes, values, y_enc))
         stats = self._stats(codes, values, y_enc, fit_w)

@@ -194,3 +194,20 @@ def test_search_estimators_pad_training_rows_without_changing_the_model(
     for n in range(58, 64):
         make().fit(X[:n], y[:n]).predict(X[:n])
     assert compiles.n == before
+
+
+def test_search_estimators_do_not_pad_above_the_row_cap(compiles, monkeypatch):
+    """Above `_PAD_MAX_ROWS` a padded row costs search compute on every fit: no padding there, so
+    each new training size compiles (here with the cap lowered to 60 rows)."""
+    import jaxnb.estimators_search as search
+
+    monkeypatch.setattr(search, "_PAD_MAX_ROWS", 60)
+    X, y, kw = _data("C", 12)
+    jaxnb.StagewiseNB(epsilon=0.1, **kw).fit(X[:58], y[:58])
+    before = compiles.n
+    jaxnb.StagewiseNB(epsilon=0.1, **kw).fit(X[:59], y[:59])  # padded to 64: shared program
+    assert compiles.n == before
+    jaxnb.StagewiseNB(epsilon=0.1, **kw).fit(X[:90], y[:90])
+    before = compiles.n
+    jaxnb.StagewiseNB(epsilon=0.1, **kw).fit(X[:91], y[:91])  # above the cap: its own program
+    assert compiles.n > before

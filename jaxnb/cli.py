@@ -56,7 +56,8 @@ def _user_dataset(args):
     discrete = args.discrete
     if discrete not in ("auto", "all", "none"):
         discrete = [c.strip() for c in discrete.split(",") if c.strip()]
-    table = load_csv(args.data, target=args.target, discrete=discrete)
+    sep = "\t" if args.sep in ("tab", "\\t") else args.sep
+    table = load_csv(args.data, target=args.target, discrete=discrete, delimiter=sep)
     X, y, mask = table.X, table.y, table.discrete
     kinds = ", ".join(f"{n} ({'D' if d else 'C'})" for n, d in zip(table.names, mask, strict=True))
     print(
@@ -210,6 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="CSV",
         help="your own data instead of the embedded sets: a CSV file with a header row",
+    )
+    c.add_argument(
+        "--sep",
+        default=",",
+        help="cell separator of --data (default ','; 'tab' for TSV)",
     )
     c.add_argument(
         "--target",

@@ -53,6 +53,20 @@ def test_load_csv_kinds_codes_and_missing(csv_path):
     np.testing.assert_array_equal(t3.discrete, [True, False, True])
 
 
+def test_load_csv_other_separators(csv_path, tmp_path, capsys):
+    tsv = tmp_path / "toy.tsv"
+    tsv.write_text(CSV.replace(",", "\t"))
+    a, b = load_csv(csv_path), load_csv(tsv, delimiter="\t")
+    np.testing.assert_array_equal(a.X, b.X)
+    assert a.y.tolist() == b.y.tolist() and a.names == b.names
+    with pytest.raises(ValueError, match="delimiter must be one character"):
+        load_csv(tsv, delimiter="tab")
+    rc = main(
+        ["compare", "--data", str(tsv), "--sep", "tab", "--methods", "NB", "--missing", "ignore"]
+    )
+    assert rc == 0 and "toy.tsv" in capsys.readouterr().out
+
+
 def test_load_csv_errors(csv_path, tmp_path):
     with pytest.raises(ValueError, match="target 'lab' is not a column"):
         load_csv(csv_path, target="lab")

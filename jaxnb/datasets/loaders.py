@@ -140,8 +140,10 @@ def _label_order(labels):
         return sorted(labels)
 
 
-def load_csv(path, target=None, discrete="auto", missing_cells=MISSING_CELLS) -> CsvTable:
-    r"""A table from a CSV file with a header row, ready for any jaxnb estimator.
+def load_csv(
+    path, target=None, discrete="auto", missing_cells=MISSING_CELLS, delimiter=","
+) -> CsvTable:
+    r"""A table from a CSV (or TSV, ...) file with a header row, ready for any jaxnb estimator.
 
     Column kinds: with ``discrete="auto"`` a column is continuous when every non-missing cell is a
     number and discrete otherwise; ``"all"`` / ``"none"`` make every predictor discrete /
@@ -158,13 +160,16 @@ def load_csv(path, target=None, discrete="auto", missing_cells=MISSING_CELLS) ->
         class labels (strings) and must not be missing.
       discrete: ``"auto"``, ``"all"``, ``"none"`` or a list of column names.
       missing_cells: strings read as missing.
+      delimiter: the cell separator (``","``; ``"\t"`` for TSV, ``";"``...).
 
     Returns:
       A `CsvTable` (X, y, names, discrete, categories; ``n_states``, ``estimator_params``).
     """
     path = os.fspath(path)
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise ValueError(f"delimiter must be one character; got {delimiter!r}")
     with open(path, newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.reader(f) if any(c.strip() for c in r)]
+        rows = [r for r in csv.reader(f, delimiter=delimiter) if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise ValueError(f"{path}: needs a header row and at least one data row")
     header = [h.strip() for h in rows[0]]

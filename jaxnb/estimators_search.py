@@ -154,18 +154,14 @@ class StagewiseNB(_SearchBase):
             max_iter=int(max_iter),
             k_max=sw.n_units(self.epsilon),
         )
-        folds = None
+        folds = ()
         if self.selection == "cv":  # folds of the real rows, before padding
-            folds = stratified_folds(y_enc, self.n_folds, self.random_state)
-            if np.bincount(folds).min() < 1:
+            folds = (stratified_folds(y_enc, self.n_folds, self.random_state),)
+            if np.bincount(folds[0]).min() < 1:
                 raise ValueError("n_folds leaves an empty fold; lower n_folds")
-            codes, values, y_enc, w, folds = self._pad_training(
-                codes, values, y_enc, w, folds, max_rows=_PAD_MAX_ROWS
-            )
-        else:
-            codes, values, y_enc, w = self._pad_training(
-                codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
-            )
+        codes, values, y_enc, w, *folds = self._pad_training(
+            codes, values, y_enc, w, *folds, max_rows=_PAD_MAX_ROWS
+        )
         cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
         stats = self._stats(codes, values, y_enc, w)
         self.omega1_, self.omega0_ = self._omegas(stats)
@@ -178,7 +174,7 @@ class StagewiseNB(_SearchBase):
         elif self.selection == "last":
             idx = n_iter
         else:
-            folds = folds.astype(np.int32)
+            (folds,) = folds
             train, _ = kfold_stats(
                 cd,
                 vl,
@@ -352,27 +348,14 @@ class SelectiveNB(_SearchBase):
         stats = self._stats(codes, values, y_enc, fit_w)
         omega1 = _fit_mle(stats, self.alpha, self.var_smoothing)
         L = sel.mle_contributions(omega1, cd, vl)
+        search = dict(
+            direction=self.direction, criterion=self.criterion, max_features=self.max_features
+        )
         if self.stopping == "phases":
-            path = sel.phase_floating_path(
-                L,
-                omega1.log_prior,
-                yy,
-                jnp.asarray(score_w),
-                direction=self.direction,
-                criterion=self.criterion,
-                max_features=self.max_features,
-            )
+            search_fn = sel.phase_floating_path
         else:
-            path = sel.selective_path(
-                L,
-                omega1.log_prior,
-                yy,
-                jnp.asarray(score_w),
-                direction=self.direction,
-                criterion=self.criterion,
-                stopping=self.stopping,
-                max_features=self.max_features,
-            )
+            search_fn = partial(sel.selective_path, stopping=self.stopping)
+        path = search_fn(L, omega1.log_prior, yy, jnp.asarray(score_w), **search)
         n_steps = int(path.n_steps)
         if self.validation_fraction is not None:  # ESANN §5.2: smallest subset with lowest error
             idx = select_along_path(

@@ -190,6 +190,19 @@ def _evaluate_all(score_fn, d, train_w, valid_w):
     return out
 
 
+def _subset_metrics(params, mask, d, train_w, valid_w):
+    """Metrics of NB ``params`` restricted to the predictors in ``mask`` (p,) bool (selective NB,
+    CFS + NB): `_evaluate_all` of the masked scores, ``n_selected`` and, when the data carry
+    ``noisy``, ``n_noisy_selected``."""
+    from .methods import selective as sel
+
+    out = _evaluate_all(lambda c, v: sel.masked_scores(params, mask, c, v), d, train_w, valid_w)
+    out["n_selected"] = jnp.sum(mask).astype(jnp.int32)
+    if "noisy" in d:
+        out["n_noisy_selected"] = jnp.sum(mask & d["noisy"]).astype(jnp.int32)
+    return out
+
+
 def _train_stats(d, train_w, n_states, n_classes):
     return fit_stats(
         d["codes_train"],
@@ -445,13 +458,8 @@ def _snb_fit_eval(
         crit = jnp.where(valid, path.criterion, jnp.inf)
         best = valid & (crit == jnp.min(crit))
         idx = jnp.argmin(jnp.where(best, path.size, jnp.iinfo(jnp.int32).max))
-    mask = path.mask[idx]
-
-    out = _evaluate_all(lambda c, v: sel.masked_scores(o1, mask, c, v), d, train_w, valid_w)
-    out["n_selected"] = jnp.sum(mask).astype(jnp.int32)
+    out = _subset_metrics(o1, path.mask[idx], d, train_w, valid_w)
     out["n_evaluations"] = jnp.asarray(path.total_evaluations).astype(jnp.int32)
-    if "noisy" in d:
-        out["n_noisy_selected"] = jnp.sum(mask & d["noisy"]).astype(jnp.int32)
     return out
 
 
@@ -554,12 +562,11 @@ def _cfs_fit_eval(
     equal-frequency bins). The selection does not depend on ``alpha``, so it runs once per fold.
     Same model as ``FilterNB(filter="cfs", k=max_features, n_bins=n_bins, alpha=alpha)`` fitted on
     the training rows, as long as the search finishes within ``max_expansions`` (the estimator
-    then reruns with a larger table; here ``cfs_truncated`` = 1 flags it). Extra metrics:
+    then continues it in a larger table; here ``cfs_truncated`` = 1 flags it). Extra metrics:
     ``n_selected``, ``n_expansions``, ``cfs_truncated``, ``n_noisy_selected`` when the data carry
     ``noisy``.
     """
     from .methods import filters as flt
-    from .methods import selective as sel
 
     del key
     rcf, rff = flt.cfs_correlations(
@@ -574,13 +581,9 @@ def _cfs_fit_eval(
     res = flt.cfs_search(rcf, rff, max_stale, max_features, max_expansions=int(max_expansions))
     stats = _train_stats(d, train_w, n_states, n_classes)
     params = fit_mle(stats, hyper["alpha"], var_smoothing)
-    mask = res.mask
-    out = _evaluate_all(lambda c, v: sel.masked_scores(params, mask, c, v), d, train_w, valid_w)
-    out["n_selected"] = jnp.sum(mask).astype(jnp.int32)
+    out = _subset_metrics(params, res.mask, d, train_w, valid_w)
     out["n_expansions"] = res.n_expansions.astype(jnp.int32)
     out["cfs_truncated"] = res.truncated.astype(jnp.int32)
-    if "noisy" in d:
-        out["n_noisy_selected"] = jnp.sum(mask & d["noisy"]).astype(jnp.int32)
     return out
 
 
@@ -686,10 +689,10 @@ def _structured(cols: Mapping[str, np.ndarray]) -> np.ndarray:
     return out
 
 
-_ROW_KEYS = {
-    "train": ("codes_train", "values_train", "y_train", "weight_train"),
-    "test": ("codes_test", "values_test", "y_test", "weight_test"),
-}
+_ROW_KEYS = (
+    ("codes_train", "values_train", "y_train", "weight_train"),
+    ("codes_test", "values_test", "y_test", "weight_test"),
+)
 
 
 def stack_datasets(datasets: Sequence[Mapping[str, Any]], *, folds=None, seed: int = 0):
@@ -725,7 +728,7 @@ def stack_datasets(datasets: Sequence[Mapping[str, Any]], *, folds=None, seed: i
         if missing:
             raise ValueError(f"data set {i} is missing {missing}")
     out = {}
-    for ck, vk, yk, wk in _ROW_KEYS.values():
+    for ck, vk, yk, wk in _ROW_KEYS:
         if ck not in keys:
             continue
         n = max(d[yk].shape[0] for d in sets)
@@ -734,17 +737,14 @@ def stack_datasets(datasets: Sequence[Mapping[str, Any]], *, folds=None, seed: i
             for i, d in enumerate(sets):
                 m = d[yk].shape[0]
                 a = d[k] if k in d else np.ones((m,), np.float64)
-                if (
-                    a.shape[0] != m
-                    or a.shape[1:] != ((sets[0][k] if k in sets[0] else a).shape[1:])
-                ):
+                if a.shape[0] != m or a.shape[1:] != sets[0].get(k, a).shape[1:]:
                     raise ValueError(
                         f"data set {i}: {k} has shape {a.shape}; expected {m} rows and the same "
                         f"columns as data set 0"
                     )
                 cols.append(np.concatenate([a, np.zeros((n - m,) + a.shape[1:], a.dtype)]))
             out[k] = np.stack(cols)
-    for k in keys - {k for ks in _ROW_KEYS.values() for k in ks}:
+    for k in keys - {k for ks in _ROW_KEYS for k in ks}:
         shapes = {d[k].shape for d in sets}
         if len(shapes) > 1:
             raise ValueError(f"{k} must have one shape in every data set; got {sorted(shapes)}")

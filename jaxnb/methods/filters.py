@@ -766,23 +766,20 @@ def _cfs_dtype(rcf, rff):
     return jnp.result_type(rcf.dtype, rff.dtype, float_dtype())
 
 
-@functools.partial(jax.jit, static_argnums=(4,))
-def _cfs_search_jit(rcf, rff, max_stale, max_features, max_expansions):
-    st = _cfs_init(rcf.shape[0], max_expansions, _cfs_dtype(rcf, rff))
-    return _cfs_result(_cfs_run(st, rcf, rff, max_stale, max_features), max_stale)
+def _cfs_advance(rcf, rff, max_stale, max_features, st):
+    """Run the search from ``st``: (new state, `CfsResult`)."""
+    st = _cfs_run(st, rcf, rff, max_stale, max_features)
+    return st, _cfs_result(st, max_stale)
+
+
+_cfs_continue = jax.jit(_cfs_advance)
 
 
 @functools.partial(jax.jit, static_argnums=(4,))
 def _cfs_first(rcf, rff, max_stale, max_features, max_expansions):
+    """A search from the empty set in a table of ``max_expansions``: (state, `CfsResult`)."""
     st = _cfs_init(rcf.shape[0], max_expansions, _cfs_dtype(rcf, rff))
-    st = _cfs_run(st, rcf, rff, max_stale, max_features)
-    return st, _cfs_result(st, max_stale)
-
-
-@jax.jit
-def _cfs_continue(rcf, rff, max_stale, max_features, st):
-    st = _cfs_run(st, rcf, rff, max_stale, max_features)
-    return st, _cfs_result(st, max_stale)
+    return _cfs_advance(rcf, rff, max_stale, max_features, st)
 
 
 def cfs_search(
@@ -824,7 +821,7 @@ def cfs_search(
     rcf, rff = _check_cfs_inputs(class_correlation, feature_correlation, max_stale, max_features)
     if int(max_expansions) < 1:
         raise ValueError(f"max_expansions must be >= 1; got {max_expansions}")
-    return _cfs_search_jit(rcf, rff, max_stale, max_features, int(max_expansions))
+    return _cfs_first(rcf, rff, max_stale, max_features, int(max_expansions))[1]
 
 
 def cfs(class_correlation, feature_correlation, max_stale: int = 5, max_features=None):

@@ -748,7 +748,7 @@ def fit_group_lasso_sharded(
     The group-lasso objective (`jaxnb.methods.group_lasso`) depends on the rows only through
     ``(counts, class_weight, weight, mean, m2)``: its NLL is
     ``-Σ A_ijk log θ_ikj + Σ_ij [N_ij log σ_ij + (m2_ij + N_ij (x̄_ij − μ_ij)²) / (2σ_ij²)]``. Hence
-    the only data-parallel step is `fit_stats_sharded`; the FISTA path then runs on the (tiny,
+    the only data-parallel step is `fit_stats_sharded`; the solver path then runs on the (tiny,
     replicated) statistics with no further communication, and equals the single-device path.
 
     Args:
@@ -778,5 +778,6 @@ def fit_group_lasso_sharded(
 
 
 _group_lasso_path = jax.jit(
-    gl.group_lasso_path, static_argnames=("max_steps", "max_dykstra_steps", "step_growth")
+    gl.group_lasso_path,
+    static_argnames=("max_steps", "max_dykstra_steps", "step_growth", "solver", "max_exact_steps"),
 )

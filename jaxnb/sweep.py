@@ -29,7 +29,8 @@ Built-in methods (`available_sweep_methods`; add more with `register_sweep_metho
 * ``"group_lasso"``: L1/L2 group-lasso NB (`jaxnb.methods.group_lasso`), grid over ``penalty``,
   solved as one warm-started path (`group_lasso_path`) per fold; options ``alpha`` (Lidstone in the
   NLL, default 1.0 here so that predictions never meet log 0), ``adaptive``, ``continuous_scale``,
-  ``relative`` (grid values are fractions of each fold's ``lambda_max``), ``max_steps``, ``tol``.
+  ``relative`` (grid values are fractions of each fold's ``lambda_max``), ``max_steps``, ``tol``,
+  ``solver`` (``"exact"`` or ``"fista"``, `jaxnb.methods.group_lasso.fit_group_lasso`).
   Reports ``train_aic`` (AIC = Q + 2d/N on the training rows, `jaxnb.GroupLassoNB`'s
   ``path_["aic"]``) at every penalty, so that the AIC model can be selected from the table.
 * ``"wnb"``: weighted NB with Ferreira weights (fsNB Eqs. 6–7,
@@ -238,6 +239,7 @@ def _group_lasso_fit_eval(
     relative=False,
     max_steps=1000,
     tol=1e-7,
+    solver="exact",
 ):
     r"""Group-lasso NB path over ``hyper["penalty"]`` (any order; solved in decreasing order).
 
@@ -260,7 +262,12 @@ def _group_lasso_fit_eval(
         pen = pen * gl.lambda_max(problem, continuous_scale=continuous_scale)
     order = jnp.argsort(-pen)  # warm starts run from large to small penalties
     path = gl.group_lasso_path(
-        problem, pen[order], continuous_scale=continuous_scale, max_steps=max_steps, tol=tol
+        problem,
+        pen[order],
+        continuous_scale=continuous_scale,
+        max_steps=max_steps,
+        tol=tol,
+        solver=solver,
     )
     inv = jnp.argsort(order)
     log_prior = fit_mle(stats).log_prior

@@ -37,7 +37,14 @@ Documented choices (departures from the paper):
   group equals Omega^(0) exactly.
 * **sigma > 0.** The open constraint of Eq. (8) becomes ``sigma_ij >= min_std_i``, default
   ``1e-3 * sigma0_i``.
-* **Solver.** Not the paper's per-predictor line search: FISTA with backtracking
+* **Solvers.** Not the paper's per-predictor line search. F is a sum over predictors, so each
+  group can be solved alone. ``solver="exact"`` (default) solves every *discrete* group directly
+  (`_discrete_exact`): it is at Omega_i^(0) iff ``lambda <= lambda_i`` (`lambda_max`); otherwise
+  its solution also minimizes the ridge problem ``f_i + (rho/2) ||theta - theta0||^2`` with
+  ``rho = tau_i / ||theta - theta0||``, explicit per entry up to a multiplier per simplex column,
+  so two scalar Newton iterations (multipliers, then log rho) give it to rounding accuracy in
+  about 5-15 steps, for every grid point at once. The continuous groups (the likelihood is not
+  convex in (mu, sigma)) and every group with ``solver="fista"`` use FISTA with backtracking
   (`jaxnb.optim.solve_fista`), whose prox of ``penalty + constraints`` is computed by the
   Dykstra-like proximal algorithm (`jaxnb.optim.prox_dykstra`) alternating the centred group
   soft-threshold with the simplex (CPT) / floor (sigma) projection. The CPT input is first
@@ -90,6 +97,7 @@ __all__ = [
     "fit_group_lasso",
     "group_lasso_path",
     "kkt_residual",
+    "SOLVERS",
 ]
 
 _NORM_FLOOR = 1e-12
@@ -478,6 +486,161 @@ def penalty_grid(problem: GroupLassoProblem, num: int = 20, *, ratio=1e-3, conti
     return lmax * penalty_fractions(num, ratio, dtype=lmax.dtype)
 
 
+# ------------------------------------------------------------------------------------------------
+# Exact solver of the discrete groups (the objective is separable over predictors)
+
+
+def _ridge_cpt(a, center, rho, nu):
+    r"""Minimizer of ``-a log theta + (rho/2)(theta - center)^2 + nu theta`` per entry (theta >= 0).
+
+    The positive root of ``rho theta^2 + (nu - rho center) theta - a = 0``; with
+    ``u = rho center - nu`` and ``s = sqrt(u^2 + 4 rho a)`` it is ``(u + s) / (2 rho)``, written
+    as ``2a / (s - u)`` for u < 0 (no cancellation). ``a = 0`` gives ``max(u, 0) / rho``.
+
+    Returns:
+      ``(theta, s)``; ``d theta / d u = theta / s`` (0 where s = 0, i.e. a = u = 0).
+    """
+    u = rho * center - nu
+    s = jnp.sqrt(u * u + 4.0 * rho * a)
+    pos = u >= 0
+    theta = jnp.where(pos, (u + s) / (2.0 * rho), 2.0 * a / jnp.where(pos, 1.0, s - u))
+    return theta, s
+
+
+def _safe_div(x, y):
+    return jnp.where(y != 0, x / jnp.where(y != 0, y, 1.0), 0.0)
+
+
+def _discrete_exact(problem: GroupLassoProblem, penalty, *, tol, max_iter):
+    r"""Discrete groups of the group-lasso NB problem solved group by group (no prox iterations).
+
+    The objective is a sum over predictors, so each discrete group i is the small problem
+    ``min f_i(theta) + tau_i ||theta - theta0||`` over its simplex columns (``f_i`` = its part of
+    NLL/N, ``tau_i = penalty w_i``). If ``penalty >= lambda_i`` (`lambda_max`'s per-predictor
+    threshold) the solution is theta0 exactly. Otherwise the solution theta* != theta0 is also the
+    minimizer of the ridge problem ``f_i + (rho/2) ||theta - theta0||^2`` with
+    ``rho = tau_i / ||theta* - theta0||`` (same optimality conditions), whose solution is explicit
+    per entry (`_ridge_cpt`) up to one multiplier nu_j per simplex column. So:
+
+    * inner: for a given rho, Newton's method on each column's ``sum_k theta_kj(nu_j) = 1``
+      (decreasing and convex in nu_j, warm-started);
+    * outer: Newton's method on ``psi(s) = s + log t(e^s) - log tau_i`` (s = log rho,
+      ``t(rho) = ||theta(rho) - theta0||``; psi is increasing and, for this likelihood, concave,
+      so Newton steps from the left end ``log(tau_i / ||theta^(1) - theta0||)``, where psi <= 0,
+      increase monotonically to the root), with the derivative of t from the implicit function
+      theorem and a bisection fallback inside a bracket.
+
+    Every group, column and penalty is updated at once in fixed-shape arrays; the loop stops
+    when every group meets ``|psi| <= tol`` and ``|sum_k theta_kj - 1| <= tol`` (each tolerance
+    raised to its rounding floor, as FISTA's), or after ``max_iter`` outer steps.
+
+    Returns:
+      ``(cpt, n_iter, residual, converged)``.
+    """
+    ns = problem.n_states
+    dtype = problem.counts.dtype
+    eps = jnp.finfo(dtype).eps
+    tol = jnp.asarray(tol, dtype)
+    # Rounding floors: a column sum carries ~M ulps; log t carries ~ulps x ||theta|| / t (t is a
+    # difference of nearly equal probabilities when the penalty is just below lambda_i).
+    size = jnp.asarray(ns, dtype)
+    tol_h = jnp.maximum(tol, 16.0 * eps * size)[:, None]
+    a = problem.counts / problem.total
+    c0 = problem.center.cpt
+    theta1 = problem.mle.cpt
+    q = problem.n_discrete
+    tau = jnp.asarray(penalty, dtype) * problem.group_weight[:q]
+    _, lam_i = lambda_max(problem, per_predictor=True)
+    # A penalty within a few ulps of lambda_i counts as lambda_i (the group moves by O(ulps) at
+    # most there), so that lambda_max, however it was rounded, removes every group.
+    active = jnp.asarray(penalty, dtype) < lam_i[:q] * (1.0 - 16.0 * eps)
+    ridge = active & (tau > 0)  # tau == 0: the MLE theta^(1)
+    t1 = group_norms(theta1, c0, n_states=ns)
+    log_tau = jnp.log(jnp.where(ridge, tau, 1.0))
+    lo = log_tau - jnp.log(jnp.where(ridge, t1, 1.0))
+    # e^60 above the start; clipped so that rho stays finite in float32
+    cap = 0.25 * jnp.log(jnp.finfo(dtype).max)
+    hi = jnp.minimum(lo + 60.0, cap)
+
+    def columns(s, nu):
+        rho = block_expand(jnp.exp(s), ns)[:, None]
+        theta, root = _ridge_cpt(a, c0, rho, block_expand(nu, ns))
+        # a state outside theta0's support has no count in any class: exactly 0 (not -nu / rho)
+        return rho, jnp.where(c0 > 0, theta, 0.0), root
+
+    def newton_nu(s, nu):
+        _, theta, root = columns(s, nu)
+        h = block_sum(theta, ns) - 1.0
+        dh = -block_sum(_safe_div(theta, root), ns)
+        return nu - _safe_div(h, dh)
+
+    def evaluate(s, nu):
+        rho, theta, root = columns(s, nu)
+        h = block_sum(theta, ns) - 1.0
+        diff = theta - c0
+        t = jnp.sqrt(block_sum(jnp.sum(diff * diff, axis=1), ns))
+        psi = s + jnp.log(t) - log_tau
+        norm = jnp.sqrt(block_sum(jnp.sum(theta * theta, axis=1), ns))
+        tol_psi = jnp.maximum(tol, 16.0 * eps * (1.0 + norm / t))
+        # d theta / d rho at fixed nu, then nu'(rho) from sum_k theta_kj = 1 (implicit function).
+        dtheta_du = _safe_div(theta, root)
+        dtheta_drho = _safe_div(a, rho * root) - theta / rho
+        dnu = _safe_div(block_sum(dtheta_du * c0 + dtheta_drho, ns), block_sum(dtheta_du, ns))
+        dtheta = dtheta_du * (c0 - block_expand(dnu, ns)) + dtheta_drho
+        dt = block_sum(jnp.sum(diff * dtheta, axis=1), ns) / t
+        dpsi = 1.0 + jnp.exp(s) * dt / t
+        ok = (jnp.abs(psi) <= tol_psi) & jnp.all(jnp.abs(h) <= tol_h, axis=1)
+        return psi, dpsi, jnp.max(jnp.abs(h), axis=1), ok
+
+    def cond(state):
+        it, _, _, _, _, done = state
+        return (it < max_iter) & ~jnp.all(done)
+
+    def body(state):
+        it, s, lo, hi, nu, _ = state
+        nu = newton_nu(s, newton_nu(s, nu))
+        psi, dpsi, _, ok = evaluate(s, nu)
+        ok = ~ridge | ok
+        lo = jnp.where(psi < 0, s, lo)
+        hi = jnp.where(psi < 0, hi, s)
+        step = s - psi / dpsi
+        inside = jnp.isfinite(step) & (step > lo) & (step < hi)
+        s_next = jnp.where(ok, s, jnp.where(inside, step, 0.5 * (lo + hi)))
+        return it + 1, s_next, lo, hi, nu, ok
+
+    nu0 = block_sum(a, ns)  # the MLE's multipliers (rho -> 0)
+    state = (jnp.asarray(0, jnp.int32), lo, lo, hi, nu0, ~ridge)
+    n_iter, s, _, _, nu, _ = lax.while_loop(cond, body, state)
+    nu = newton_nu(s, nu)
+    _, theta, _ = columns(s, nu)
+    psi, _, herr, ok = evaluate(s, nu)
+    err = jnp.where(ridge, jnp.maximum(jnp.abs(psi), herr), 0.0)
+    residual = jnp.max(err, initial=0.0)
+    converged = jnp.all(ok | ~ridge)
+    sel = block_expand(ridge, ns)[:, None]
+    cpt = jnp.where(sel, theta, jnp.where(block_expand(active, ns)[:, None], theta1, c0))
+    return cpt, n_iter, residual, converged
+
+
+def _continuous_part(problem: GroupLassoProblem) -> GroupLassoProblem:
+    """The problem restricted to its continuous groups (an empty CPT; separability)."""
+    c = problem.counts.shape[1]
+    empty = jnp.zeros((0, c), problem.counts.dtype)
+    q = problem.n_discrete
+    return GroupLassoProblem(
+        empty,
+        problem.weight,
+        problem.xbar,
+        problem.m2,
+        problem.total,
+        GroupLassoParams(empty, problem.center.mean, problem.center.std),
+        GroupLassoParams(empty, problem.mle.mean, problem.mle.std),
+        problem.group_weight[q:],
+        problem.min_std,
+        (),
+    )
+
+
 def kkt_residual(problem, params, penalty_discrete, penalty_continuous, step=1.0, **prox_kwargs):
     """Prox-gradient fixed-point residual ``||x - prox_s(x - s grad f(x))|| / s`` (0 at optimum)."""
     f = lambda p: negative_log_likelihood(problem, p)
@@ -487,39 +650,27 @@ def kkt_residual(problem, params, penalty_discrete, penalty_continuous, step=1.0
     return otu.tree_norm(otu.tree_sub(params, x_plus)) / step
 
 
-def fit_group_lasso(
-    problem: GroupLassoProblem,
+SOLVERS = ("exact", "fista")
+
+
+def _check_solver(solver):
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}")
+
+
+def _fit_fista(
+    problem,
     penalty_discrete,
-    penalty_continuous=None,
+    penalty_continuous,
+    init,
     *,
-    init: GroupLassoParams | None = None,
-    step_size=1.0,
-    max_steps: int = 2000,
-    tol=1e-9,
-    max_dykstra_steps: int = 100,
-    dykstra_tol=1e-13,
-    step_growth: float = 1.25,
+    step_size,
+    max_steps,
+    tol,
+    max_dykstra_steps,
+    dykstra_tol,
+    step_growth,
 ):
-    r"""Solve the group-lasso NB problem for one pair of penalties by FISTA + Dykstra prox.
-
-    Args:
-      problem: from `make_group_lasso_problem`.
-      penalty_discrete: lambda_d >= 0 (array; vmap over it for a batch of penalties).
-      penalty_continuous: lambda_c >= 0; default ``penalty_discrete``.
-      init: starting parameters (feasible); default Omega^(0).
-      step_size: initial FISTA step.
-      max_steps, tol: FISTA cap and tolerance on the prox-gradient residual (raised to the
-        residual's rounding floor where it is below it, e.g. ``1e-7`` under float32).
-      max_dykstra_steps, dykstra_tol: cap and absolute tolerance of the inner Dykstra loop (which
-        also stops once its change is a few ulps of the iterate).
-      step_growth: trial step multiplier per iteration (see `jaxnb.optim.fista_step`).
-
-    Returns:
-      ``(params, info)``: `GroupLassoParams` and a `jaxnb.optim.SolverInfo` (objective = F).
-    """
-    if penalty_continuous is None:
-        penalty_continuous = penalty_discrete
-    init = problem.center if init is None else init
     smooth = lambda p: negative_log_likelihood(problem, p)
     prox = lambda z, s: prox_group_lasso(
         problem,
@@ -543,6 +694,88 @@ def fit_group_lasso(
     )
 
 
+def fit_group_lasso(
+    problem: GroupLassoProblem,
+    penalty_discrete,
+    penalty_continuous=None,
+    *,
+    init: GroupLassoParams | None = None,
+    solver: str = "exact",
+    step_size=1.0,
+    max_steps: int = 2000,
+    tol=1e-9,
+    max_dykstra_steps: int = 100,
+    dykstra_tol=1e-13,
+    step_growth: float = 1.25,
+    max_exact_steps: int = 100,
+):
+    r"""Solve the group-lasso NB problem for one pair of penalties.
+
+    Two solvers (the optimum is the same; ``solver`` is static):
+
+    * ``"exact"`` (default): the objective is a sum over predictors, so the discrete groups are
+      solved group by group by root-finding (`_discrete_exact`: the zero test, then the ridge
+      form of the optimality conditions, Newton on two scalar equations), and the continuous
+      groups, whose likelihood is not convex in (mu, sigma), by FISTA + Dykstra prox on their own
+      part of the problem. About 10x faster than ``"fista"`` on the discrete Table-1 paths.
+    * ``"fista"``: FISTA with backtracking over all groups at once, prox by Dykstra
+      (module docstring).
+
+    Args:
+      problem: from `make_group_lasso_problem`.
+      penalty_discrete: lambda_d >= 0 (array; vmap over it for a batch of penalties).
+      penalty_continuous: lambda_c >= 0; default ``penalty_discrete``.
+      init: starting parameters (feasible); default Omega^(0). The exact discrete solve needs no
+        start (only the continuous groups use ``init`` there).
+      solver: ``"exact"`` or ``"fista"``.
+      step_size: initial FISTA step.
+      max_steps, tol: FISTA cap and tolerance on the prox-gradient residual (raised to the
+        residual's rounding floor where it is below it, e.g. ``1e-7`` under float32). ``tol`` is
+        also the exact solver's tolerance on its relative residuals (``|log(rho t / tau)|`` and
+        the simplex sums; at least a few ulps).
+      max_dykstra_steps, dykstra_tol: cap and absolute tolerance of the inner Dykstra loop (which
+        also stops once its change is a few ulps of the iterate).
+      step_growth: trial step multiplier per iteration (see `jaxnb.optim.fista_step`).
+      max_exact_steps: cap on the exact solver's outer Newton steps (it needs about 5-15).
+
+    Returns:
+      ``(params, info)``: `GroupLassoParams` and a `jaxnb.optim.SolverInfo` (objective = F). With
+      ``"exact"``, ``num_steps`` adds the discrete Newton steps to the continuous FISTA steps and
+      ``residual`` is the larger of the two parts' residuals.
+    """
+    _check_solver(solver)
+    if penalty_continuous is None:
+        penalty_continuous = penalty_discrete
+    init = problem.center if init is None else init
+    fista_kw = dict(
+        step_size=step_size,
+        max_steps=max_steps,
+        tol=tol,
+        max_dykstra_steps=max_dykstra_steps,
+        dykstra_tol=dykstra_tol,
+        step_growth=step_growth,
+    )
+    if solver == "fista" or problem.n_discrete == 0:
+        return _fit_fista(problem, penalty_discrete, penalty_continuous, init, **fista_kw)
+    cpt, n_iter, residual, converged = _discrete_exact(
+        problem, penalty_discrete, tol=tol, max_iter=max_exact_steps
+    )
+    dtype = cpt.dtype
+    mean, std = problem.center.mean, problem.center.std
+    step = jnp.asarray(step_size, dtype)
+    if problem.n_continuous:
+        sub = _continuous_part(problem)
+        start = GroupLassoParams(sub.center.cpt, init.mean, init.std)
+        prm, info_c = _fit_fista(sub, penalty_discrete, penalty_continuous, start, **fista_kw)
+        mean, std, step = prm.mean, prm.std, info_c.step_size
+        n_iter = n_iter + info_c.num_steps
+        residual = jnp.maximum(residual, info_c.residual)
+        converged = converged & info_c.converged
+    params = GroupLassoParams(cpt, mean, std)
+    objective = group_lasso_objective(problem, params, penalty_discrete, penalty_continuous)
+    return params, SolverInfo(n_iter, residual, converged, step, objective)
+
+
 def group_lasso_path(
     problem: GroupLassoProblem,
     penalties,
@@ -550,13 +783,17 @@ def group_lasso_path(
     continuous_scale=1.0,
     init: GroupLassoParams | None = None,
     step_size=1.0,
+    solver: str = "exact",
     **fit_kwargs,
 ) -> GroupLassoPath:
-    r"""Regularization path over a penalty grid with warm starts (``lax.scan``).
+    r"""Regularization path over a penalty grid.
 
-    Solves `fit_group_lasso` at ``(penalties[t], continuous_scale * penalties[t])`` for t = 0..s-1,
-    starting each solve at the previous solution (and its last step size). Pass a decreasing grid
-    from `lambda_max` (e.g. `penalty_grid`) so the first solve starts at its optimum Omega^(0).
+    Solves `fit_group_lasso` at ``(penalties[t], continuous_scale * penalties[t])`` for t = 0..s-1.
+    FISTA solves (all groups with ``solver="fista"``, the continuous groups with ``"exact"``) run
+    as a ``lax.scan`` starting each solve at the previous solution (and its last step size); the
+    exact discrete solves need no start and run for every grid point at once. Pass a decreasing
+    grid from `lambda_max` (e.g. `penalty_grid`) so the first solve starts at its optimum
+    Omega^(0).
 
     Args:
       problem: from `make_group_lasso_problem`.
@@ -564,25 +801,57 @@ def group_lasso_path(
       continuous_scale: lambda_c / lambda_d.
       init: start of the first solve (default Omega^(0)).
       step_size: initial step of the first solve.
-      **fit_kwargs: ``max_steps``, ``tol``, ``max_dykstra_steps``, ``dykstra_tol``, ``step_growth``.
+      solver: ``"exact"`` (default) or ``"fista"`` (see `fit_group_lasso`).
+      **fit_kwargs: ``max_steps``, ``tol``, ``max_dykstra_steps``, ``dykstra_tol``,
+        ``step_growth``, ``max_exact_steps``.
 
     Returns:
       A `GroupLassoPath`.
     """
+    _check_solver(solver)
     penalties = jnp.asarray(penalties)
     init = problem.center if init is None else init
     dtype = problem.group_weight.dtype
+    exact = solver == "exact" and problem.n_discrete > 0
+    max_exact = fit_kwargs.pop("max_exact_steps", 100)
+    sub = _continuous_part(problem) if exact else problem
 
     def body(carry, lam):
         params, step = carry
         new, info = fit_group_lasso(
-            problem, lam, continuous_scale * lam, init=params, step_size=step, **fit_kwargs
+            sub,
+            lam,
+            continuous_scale * lam,
+            init=params,
+            step_size=step,
+            solver="fista",
+            **fit_kwargs,
         )
-        active = active_predictors(problem, new)
-        out = (new, active, jnp.sum(active), info.objective, info)
-        return (new, info.step_size), out
+        return (new, info.step_size), (new, info)
 
-    _, (params, active, n_active, objective, info) = lax.scan(
-        body, (init, jnp.asarray(step_size, dtype)), penalties
-    )
-    return GroupLassoPath(penalties, params, active, n_active, objective, info)
+    if exact:
+        tol = fit_kwargs.get("tol", 1e-9)
+        cpt, n_iter, residual, converged = jax.vmap(
+            lambda lam: _discrete_exact(problem, lam, tol=tol, max_iter=max_exact)
+        )(penalties)
+        s = penalties.shape[0]
+        mean = jnp.broadcast_to(problem.center.mean, (s,) + problem.center.mean.shape)
+        std = jnp.broadcast_to(problem.center.std, (s,) + problem.center.std.shape)
+        step = jnp.full((s,), step_size, dtype)
+        if problem.n_continuous:
+            start = GroupLassoParams(sub.center.cpt, init.mean, init.std)
+            _, (prm, info_c) = lax.scan(body, (start, jnp.asarray(step_size, dtype)), penalties)
+            mean, std, step = prm.mean, prm.std, info_c.step_size
+            n_iter = n_iter + info_c.num_steps
+            residual = jnp.maximum(residual, info_c.residual)
+            converged = converged & info_c.converged
+        params = GroupLassoParams(cpt, mean, std)
+        objective = jax.vmap(
+            lambda p, lam: group_lasso_objective(problem, p, lam, continuous_scale * lam)
+        )(params, penalties)
+        info = SolverInfo(n_iter, residual, converged, step, objective)
+    else:
+        _, (params, info) = lax.scan(body, (init, jnp.asarray(step_size, dtype)), penalties)
+        objective = info.objective
+    active = jax.vmap(lambda p: active_predictors(problem, p))(params)
+    return GroupLassoPath(penalties, params, active, jnp.sum(active, axis=1), objective, info)

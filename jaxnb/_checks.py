@@ -9,7 +9,15 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_real", "check_int", "check_choice", "check_fraction", "check_bool"]
+__all__ = [
+    "check_real",
+    "check_int",
+    "check_choice",
+    "check_fraction",
+    "check_bool",
+    "concrete",
+    "check_array_range",
+]
 
 
 def check_real(name, value, low=None, high=None, low_open=False, high_open=False, allow_none=False):
@@ -60,3 +68,27 @@ def check_bool(name, value):
     """True or False."""
     if not isinstance(value, bool | np.bool_):
         raise ValueError(f"{name} must be True or False; got {name}={value!r}")
+
+
+def concrete(*values) -> bool:
+    """True when no value is a JAX tracer: the functional core then checks its inputs eagerly
+    (under ``jit``/``vmap``/``grad`` the same calls skip the checks and cost nothing)."""
+    import jax
+
+    return not any(isinstance(v, jax.core.Tracer) for v in values)
+
+
+def check_array_range(name, value, low=None, high=None, fix=""):
+    """Every entry of a concrete array finite and within [low, high] (NumPy, eager)."""
+    a = np.asarray(value, dtype=np.float64)
+    bad = ~np.isfinite(a)
+    if low is not None:
+        bad |= a < low
+    if high is not None:
+        bad |= a > high
+    if bad.any():
+        rng = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+        raise ValueError(
+            f"{name} must be finite and within {rng}; got {a[bad].ravel()[0]!r}"
+            + (f"; {fix}" if fix else "")
+        )

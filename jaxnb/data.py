@@ -36,6 +36,10 @@ import numpy as np
 __all__ = ["FeatureEncoder", "encode_labels", "check_sample_weight", "check_X_2d"]
 
 _MISSING_CODE = -1
+# Codes are stored as int32; an undeclared state count is inferred from the largest code, so a
+# stray huge code (an ID column, a float typo) would allocate a CPT of that many states.
+_CODE_LIMIT = 2**31 - 1
+_MAX_INFERRED_STATES = 1 << 24
 
 # Bytes per chunk of the vectorized encoding of plain numeric arrays: each chunk is copied and
 # checked while it is in cache (one pass over the data instead of one strided pass per column).
@@ -77,6 +81,15 @@ def _take_columns(block, idx, p):
     if len(idx) and idx[-1] - idx[0] + 1 == len(idx):
         return block[:, idx[0] : idx[-1] + 1]
     return block[:, idx]
+
+
+def _check_inferred_states(j, n_states):
+    if n_states > _MAX_INFERRED_STATES:
+        raise ValueError(
+            f"discrete column {j} has code {n_states - 1}, so its inferred state count would be "
+            f"{n_states}; recode the column to 0..K-1 (or pass its labels as strings), mark it "
+            f"continuous, or declare its n_states explicitly"
+        )
 
 
 def _is_pandas_df(X) -> bool:
@@ -230,6 +243,8 @@ class FeatureEncoder:
             else:
                 codes = self._numeric_codes(col, j, fit=True)
                 mx = int(codes.max()) + 1 if codes.size and codes.max() >= 0 else 1
+                if given is None or given[t] is None:
+                    _check_inferred_states(j, mx)
                 if given is not None and given[t] is not None:
                     if mx > given[t]:
                         raise ValueError(
@@ -244,15 +259,25 @@ class FeatureEncoder:
     def _given_n_states(self, q):
         if self.n_states is None:
             return None
-        ns = list(self.n_states) if not isinstance(self.n_states, dict) else None
-        if ns is None:
-            raise TypeError("n_states must be a list with one entry per discrete column")
+        if isinstance(self.n_states, dict | str | bytes | numbers.Number) or not hasattr(
+            self.n_states, "__len__"
+        ):
+            raise TypeError(
+                "n_states must be a list with one entry per discrete column (e.g. [3, 3], or "
+                f"None entries to infer them); got {self.n_states!r}"
+            )
+        ns = list(self.n_states)
         if len(ns) != q:
             raise ValueError(f"n_states has {len(ns)} entries but there are {q} discrete columns")
         for v in ns:
-            if v is not None and (not isinstance(v, numbers.Integral) or v < 1):
+            if v is not None and (
+                isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= v
+            ):
                 raise ValueError(f"n_states entries must be positive integers; got {v!r}")
-        return ns
+            if v is not None and v > _CODE_LIMIT:
+                raise ValueError(f"n_states entries must be below 2**31; got {v!r}")
+        # plain ints (NumPy integers would leak into static shapes and hashing)
+        return [None if v is None else int(v) for v in ns]
 
     def _check_missing_obj(self, col, j):
         if self.missing == "error" and any(_is_missing_obj(v) for v in col):
@@ -285,8 +310,28 @@ class FeatureEncoder:
                     f"discrete codes must be whole numbers — round them, or mark the "
                     f"column continuous"
                 )
+            if fin.size and np.abs(fin).max() > _CODE_LIMIT:
+                bad = fin[np.abs(fin) > _CODE_LIMIT][0]
+                raise ValueError(
+                    f"discrete column {j} holds {bad:g}, beyond the code range [0, 2**31); "
+                    f"recode the column to 0..K-1 (or pass its labels as strings), or mark it "
+                    f"continuous"
+                )
             codes = np.where(nan, _MISSING_CODE, np.round(np.where(nan, 0, arr))).astype(np.int64)
         else:
+            if arr.dtype.kind not in "iu":
+                raise TypeError(
+                    f"discrete column {j} has dtype {arr.dtype}; expected integer codes or labels"
+                )
+            if arr.size and (
+                arr.max() > _CODE_LIMIT or (arr.dtype.kind == "i" and arr.min() < -_CODE_LIMIT)
+            ):
+                bad = arr.max() if arr.max() > _CODE_LIMIT else arr.min()
+                raise ValueError(
+                    f"discrete column {j} holds {bad}, beyond the code range [0, 2**31); "
+                    f"recode the column to 0..K-1 (or pass its labels as strings), or mark it "
+                    f"continuous"
+                )
             codes = arr.astype(np.int64)
         neg = codes < 0
         if neg.any():
@@ -348,6 +393,8 @@ class FeatureEncoder:
         n_states = []
         for t in range(len(idx)):
             mx = int(hi[t]) + 1 if hi[t] >= 0 else 1
+            if (given is None or given[t] is None) and mx > _MAX_INFERRED_STATES:
+                return False  # the loop raises the documented error
             if given is not None and given[t] is not None:
                 if mx > given[t]:
                     return False  # the loop raises the documented error
@@ -382,7 +429,8 @@ class FeatureEncoder:
             if r:
                 c = _take_columns(blk, cidx, p)
                 v = values[a:b]
-                v[...] = c if c.dtype.kind == "f" else c.astype(np.float64)
+                with np.errstate(over="ignore"):  # an overflow makes inf: the loop reports it
+                    v[...] = c if c.dtype.kind == "f" else c.astype(np.float64)
                 if not np.isfinite(v.sum()):
                     # NaN is allowed with missing='ignore' (inf never); a finite sum proves neither.
                     if self.missing == "error" or np.isinf(v).any():
@@ -451,7 +499,15 @@ class FeatureEncoder:
                     f"continuous column {j} contains NaN; pass missing='ignore' to "
                     f"drop those terms (exact marginalization), or impute them"
                 )
-            values[:, t] = col
+            with np.errstate(over="ignore"):  # an overflow is reported just below
+                values[:, t] = col
+            if np.isinf(values[:, t]).any():
+                big = col[np.isinf(values[:, t])][0]
+                raise ValueError(
+                    f"continuous column {j} holds {big:g}, beyond the range of {values.dtype}; "
+                    f"rescale the column, or enable float64 "
+                    f"(jax.config.update('jax_enable_x64', True))"
+                )
         return codes, values
 
     def grow(self, X):
@@ -478,6 +534,8 @@ class FeatureEncoder:
             else:
                 codes = self._numeric_codes(cols[j], j, fit=True)
                 mx = int(codes.max()) + 1 if codes.size else 0
+                if fixed is None or fixed[t] is None:
+                    _check_inferred_states(j, mx)
                 if fixed is not None and fixed[t] is not None and mx > fixed[t]:
                     raise ValueError(f"column {j} has code {mx - 1} but n_states[{t}]={fixed[t]}")
                 self.n_states_[t] = max(self.n_states_[t], mx)
@@ -535,4 +593,11 @@ def check_sample_weight(sample_weight, n: int, dtype=np.float32):
         raise ValueError("sample_weight must be non-negative")
     if w.sum() <= 0:
         raise ValueError("sample_weight sums to 0; at least one sample needs positive weight")
-    return w.astype(dtype)
+    with np.errstate(over="ignore"):  # an overflow is reported just below
+        out = w.astype(dtype)
+    if not np.isfinite(out.sum()):
+        raise ValueError(
+            f"sample_weight (sum {w.sum():g}) overflows {np.dtype(dtype).name}; rescale the "
+            f"weights (only their ratios matter to the fit)"
+        )
+    return out

@@ -9,6 +9,7 @@ pytrees in attributes ending in ``_`` and hand NumPy back. scikit-learn is optio
 from __future__ import annotations
 
 import inspect
+import numbers
 import time
 
 import jax
@@ -175,6 +176,7 @@ class BaseNB:
             jnp.asarray(w),
             n_states=self.n_states_,
             n_classes=len(self.classes_),
+            check_input=False,  # encoded and validated by _validate_fit
         )
 
     def _encode(self, X):
@@ -249,6 +251,10 @@ class BaseNB:
         """Weighted accuracy."""
         pred = self.predict(X)
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D (n_samples,); got shape {y.shape}")
         if y.shape[0] != pred.shape[0]:
             raise ValueError(f"X and y have mismatched lengths: {pred.shape[0]} and {y.shape[0]}")
         w = check_sample_weight(sample_weight, y.shape[0], dtype=np.float64)
@@ -302,36 +308,37 @@ class NaiveBayes(BaseNB):
         self.block_size = block_size
 
     def _check_hyper(self):
-        if (
-            not np.isscalar(self.alpha)
-            or isinstance(self.alpha, (str, bytes))
-            or not np.isfinite(self.alpha)
-            or self.alpha < 0
-        ):
-            raise ValueError(f"alpha must be a finite number >= 0; got alpha={self.alpha!r}")
-        if (
-            not np.isscalar(self.var_smoothing)
-            or isinstance(self.var_smoothing, (str, bytes))
-            or not np.isfinite(self.var_smoothing)
-            or self.var_smoothing < 0
-        ):
-            raise ValueError(
-                f"var_smoothing must be a finite number >= 0; got "
-                f"var_smoothing={self.var_smoothing!r}"
-            )
+        for name in ("alpha", "var_smoothing"):
+            v = getattr(self, name)
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, numbers.Real)
+                or not np.isfinite(v)
+                or v < 0
+            ):
+                raise ValueError(f"{name} must be a finite number >= 0; got {name}={v!r}")
         if self.block_size is not None and (
-            not isinstance(self.block_size, int) or self.block_size < 1
+            isinstance(self.block_size, bool)
+            or not isinstance(self.block_size, numbers.Integral)
+            or self.block_size < 1
         ):
             raise ValueError(f"block_size must be None or a positive int; got {self.block_size!r}")
 
     def _check_priors(self, c):
         if self.priors is None:
             return None
-        pr = np.asarray(self.priors, dtype=np.float64)
+        try:
+            pr = np.asarray(self.priors, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"priors must be {c} numbers, one per class; got {self.priors!r}"
+            ) from err
         if pr.shape != (c,):
             raise ValueError(f"priors must have one entry per class ({c}); got shape {pr.shape}")
-        if (pr <= 0).any() or abs(pr.sum() - 1) > 1e-6:
-            raise ValueError("priors must be positive and sum to 1")
+        if not np.isfinite(pr).all() or (pr <= 0).any() or abs(pr.sum() - 1) > 1e-6:
+            raise ValueError(
+                f"priors must be positive and sum to 1 (and finite); got {pr.tolist()}"
+            )
         return pr
 
     def _block(self, n, K):
@@ -370,6 +377,7 @@ class NaiveBayes(BaseNB):
             n_states=self.n_states_,
             n_classes=len(self.classes_),
             block_size=self._block(m, sum(self.n_states_)),
+            check_input=False,  # encoded and validated already
         )
         self._set_params_from_stats()
         self._keep_sample(codes, values)
@@ -386,7 +394,23 @@ class NaiveBayes(BaseNB):
           sample: optional (codes, values) of a few encoded rows for ``feature_importances_``.
         """
         self._check_hyper()
+        if not isinstance(stats, SuffStats):
+            raise TypeError(
+                f"stats must be a jaxnb.suffstats.SuffStats; got {type(stats).__name__}"
+            )
+        if not isinstance(encoder, FeatureEncoder) or not hasattr(encoder, "n_states_"):
+            raise TypeError(
+                "encoder must be a fitted jaxnb.data.FeatureEncoder (call encoder.fit(X) first)"
+            )
         classes = np.asarray(classes)
+        if classes.ndim != 1 or len(set(classes.tolist())) != classes.shape[0]:
+            raise ValueError(f"classes must be 1-D distinct labels; got {classes.tolist()!r}")
+        order = encode_labels(classes, name="classes")[0]
+        if not np.array_equal(order, classes):
+            raise ValueError(
+                f"classes must be sorted like the statistics' class axis ({order.tolist()}); got "
+                f"{classes.tolist()}: reorder the statistics' classes or pass the sorted labels"
+            )
         if classes.shape != (stats.class_weight.shape[-1],):
             raise ValueError(
                 f"classes must have {stats.class_weight.shape[-1]} entries; got "
@@ -457,6 +481,10 @@ class NaiveBayes(BaseNB):
             codes, values = self.encoder_.transform(X, dtype=float_dtype())
             prev = self.stats_
         y_arr = np.asarray(y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            y_arr = y_arr.ravel()
+        if y_arr.ndim != 1:
+            raise ValueError(f"y must be 1-D (n_samples,); got shape {y_arr.shape}")
         if y_arr.shape[0] != codes.shape[0]:
             raise ValueError(
                 f"X and y have mismatched lengths: X has {codes.shape[0]} samples, "
@@ -485,6 +513,7 @@ class NaiveBayes(BaseNB):
             n_states=self.n_states_,
             n_classes=len(self.classes_),
             block_size=self._block(codes.shape[0], sum(self.n_states_)),
+            check_input=False,  # encoded and validated already
         )
         self.stats_ = batch if prev is None else _merge(prev, batch)
         self._set_params_from_stats()

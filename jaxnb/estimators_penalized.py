@@ -253,6 +253,7 @@ class GroupLassoNB(BaseNB):
         self.unseen = unseen
 
     def _check_hyper(self):
+        _check_int("random_state", self.random_state, 0, allow_none=True)
         _check_bool("adaptive", self.adaptive)
         if self.penalty is not None:
             _check_real("penalty", self.penalty, 0.0)
@@ -470,6 +471,7 @@ class L1NB(BaseNB):
         self.unseen = unseen
 
     def _check_hyper(self):
+        _check_int("random_state", self.random_state, 0, allow_none=True)
         _check_choice("variant", self.variant, ("paper", "exact"))
         _check_choice("selection", self.selection, ("aic", "validation"))
         _check_choice("aic_likelihood", self.aic_likelihood, ("classifier", "gaussian"))

@@ -46,6 +46,18 @@ class _SearchBase(BaseNB):
     def _check_common(self):
         _check_real("alpha", self.alpha, 0.0)
         _check_real("var_smoothing", self.var_smoothing, 0.0)
+        _check_int("random_state", self.random_state, 0, allow_none=True)
+
+    def _check_class_weight(self, y_enc, w):
+        """A class whose rows all have zero weight has prior 0 and -inf scores: the search criteria
+        (error, AIC) are then undefined, so it is an input error here."""
+        cw = np.bincount(y_enc, weights=w, minlength=len(self.classes_))
+        if (cw <= 0).any():
+            bad = self.classes_.tolist()[int(np.flatnonzero(cw <= 0)[0])]
+            raise ValueError(
+                f"class {bad!r} has zero total sample_weight; drop its rows (and the label) or "
+                f"give them positive weight"
+            )
 
     def _omegas(self, stats):
         return (
@@ -142,6 +154,7 @@ class StagewiseNB(_SearchBase):
         """Run the fsNB search on (X, y) and select a model along the path."""
         self._check_hyper()
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
+        self._check_class_weight(y_enc, np.asarray(w, np.float64))
         t0 = time.perf_counter()
         p = codes.shape[1] + values.shape[1]
         max_iter = self.max_iter or sw.default_max_iter(p, self.epsilon)
@@ -335,6 +348,7 @@ class SelectiveNB(_SearchBase):
         """Run the subset search on (X, y)."""
         self._check_hyper()
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
+        self._check_class_weight(y_enc, np.asarray(w, np.float64))
         t0 = time.perf_counter()
         if self.validation_fraction is None:
             fit_w = score_w = w

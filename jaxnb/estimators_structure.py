@@ -304,6 +304,7 @@ class GaussianSemiNaiveNB(_Base):
         self.discrete = discrete
 
     def _check_hyper(self):
+        _check_int("random_state", self.random_state, 0, allow_none=True)
         _check_choice("search", self.search, ("fssj", "backward"))
         _check_fraction("validation_fraction", self.validation_fraction)
         _check_real("ridge", self.ridge, 0.0)
@@ -737,6 +738,7 @@ class FilterNB(_FilterBase):
         self.random_state = random_state
 
     def _check_hyper(self):
+        _check_int("random_state", self.random_state, 0, allow_none=True)
         _check_choice("filter", self.filter, FILTERS)
         _check_int("k", self.k, 1, allow_none=True)
         _check_real("threshold", self.threshold)
@@ -839,6 +841,7 @@ class FilterWrapperNB(_FilterBase):
         self.random_state = random_state
 
     def _check_hyper(self):
+        _check_int("random_state", self.random_state, 0, allow_none=True)
         _check_choice("filter", self.filter, _RANKING_FILTERS)
         _check_int("cv", self.cv, 2)
         _check_int("max_features", self.max_features, 0, allow_none=True)

@@ -21,6 +21,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from ._checks import check_array_range, concrete
 from .suffstats import SuffStats, pooled_gaussian, state_segments
 
 __all__ = ["NBParams", "fit_mle", "fit_marginal", "interpolate", "predictor_alpha_rows"]
@@ -65,6 +66,14 @@ def _normalize_blocks(counts, n_states):
     return counts / tot[seg]
 
 
+def _check_smoothing(alpha, var_smoothing):
+    """Eager checks of the smoothing constants (skipped for traced values)."""
+    if concrete(alpha):
+        check_array_range("alpha", alpha, 0.0, fix="it is a Lidstone pseudo-count")
+    if concrete(var_smoothing):
+        check_array_range("var_smoothing", var_smoothing, 0.0)
+
+
 def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBParams:
     r"""Class-conditional MLE Ω⁽¹⁾ with Lidstone smoothing and a variance floor.
 
@@ -78,6 +87,7 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
       var_smoothing: variance floor as a fraction of the pooled variance.
       priors: optional fixed class prior (c,); default the empirical class frequencies.
     """
+    _check_smoothing(alpha, var_smoothing)
     cpt = (
         _normalize_blocks(stats.counts + alpha, stats.n_states) if stats.n_states else stats.counts
     )
@@ -100,6 +110,7 @@ def fit_marginal(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -
     floor as `fit_mle`). With Ω_i = Ω⁽⁰⁾_i predictor i contributes the same term to every class and
     drops out of the posterior exactly.
     """
+    _check_smoothing(alpha, var_smoothing)
     c = stats.n_classes
     if stats.n_states:
         tot = stats.counts.sum(-1, keepdims=True) + alpha
@@ -130,6 +141,8 @@ def interpolate(omega1: NBParams, omega0: NBParams, alpha) -> NBParams:
       omega1, omega0: the MLE and marginal parameters.
       alpha: (p,) interpolation coefficients in [0, 1], order [discrete..., continuous...].
     """
+    if concrete(alpha):
+        check_array_range("alpha", alpha, 0.0, 1.0, fix="interpolation coefficients lie in [0, 1]")
     a_rows, a_cont = predictor_alpha_rows(alpha, omega1.n_states)
     cpt = a_rows[:, None] * omega1.cpt + (1 - a_rows[:, None]) * omega0.cpt
     mean = a_cont[..., None, :] * omega1.mean + (1 - a_cont[..., None, :]) * omega0.mean

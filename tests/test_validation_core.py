@@ -1,0 +1,199 @@
+"""Input checks that close silent failures: values and weights that overflow float32, NaN priors,
+boolean hyper-parameters, unsorted classes in `fit_from_stats`, huge or non-integer codes,
+`n_states` given as an int or a NumPy array, `random_state`, zero-weight classes in the search
+estimators, 2-D targets, and the functional core's eager checks (`fit_stats`, `fit_mle`,
+`interpolate`), which must stay out of traced code."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxnb
+from jaxnb.data import FeatureEncoder
+from jaxnb.methods.nb import fit_stats
+from jaxnb.params import fit_marginal, fit_mle, interpolate
+
+
+def _data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _mixed(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X, y = _data(n, seed)
+    return np.c_[rng.integers(0, 3, (n, 2)), X], y
+
+
+def test_float32_overflow_of_values_and_weights_is_an_error():
+    X, y = _data()
+    with jax.enable_x64(False):
+        m = jaxnb.NaiveBayes().fit(X, y)
+        with pytest.raises(ValueError, match=r"continuous column 2 holds 1e\+39.*float64"):
+            m.predict_proba(np.array([[0.1, 0.2, 1e39]]))
+        with pytest.raises(ValueError, match="continuous column 0 holds"):
+            jaxnb.NaiveBayes().fit(np.r_[X[:-1], [[-3e38 * 10, 0, 0]]], y)
+        with pytest.raises(ValueError, match="sample_weight .* overflows float32; rescale"):
+            jaxnb.NaiveBayes().fit(X, y, sample_weight=np.r_[1e39, np.ones(len(y) - 1)])
+        # still accepted: a large finite value, and NaN as missing with 'ignore'
+        p = jaxnb.NaiveBayes(missing="ignore").fit(X, y).predict_proba([[0.1, np.nan, 1e6]])
+        assert np.isfinite(p).all()
+    # under float64 the same value is representable and scored
+    p64 = jaxnb.NaiveBayes().fit(X, y).predict_proba(np.array([[0.1, 0.2, 1e39]]))
+    assert np.isfinite(p64).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"priors": [np.nan, np.nan]}, r"priors must be positive and sum to 1 \(and finite\)"),
+        ({"priors": ["a", "b"]}, "priors must be 2 numbers"),
+        ({"alpha": True}, "alpha must be a finite number >= 0; got alpha=True"),
+        ({"var_smoothing": False}, "var_smoothing must be a finite number"),
+        ({"block_size": True}, "block_size must be None or a positive int"),
+    ],
+)
+def test_naive_bayes_hyper_parameters(kwargs, match):
+    X, y = _data()
+    with pytest.raises((ValueError, TypeError), match=match):
+        jaxnb.NaiveBayes(**kwargs).fit(X, y)
+
+
+def test_numpy_integer_hyper_parameters_are_accepted():
+    X, y = _mixed()
+    a = jaxnb.NaiveBayes(block_size=np.int64(8)).fit(X, y).predict_proba(X)
+    b = jaxnb.NaiveBayes(block_size=8).fit(X, y).predict_proba(X)
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    c = jaxnb.NaiveBayes(discrete=[0, 1], n_states=np.array([3, 3])).fit(X, y)
+    d = jaxnb.NaiveBayes(discrete=[0, 1], n_states=[3, 3]).fit(X, y)
+    assert all(type(m) is int for m in c.n_states_)
+    np.testing.assert_allclose(c.predict_proba(X), d.predict_proba(X), rtol=1e-12)
+
+
+def test_n_states_must_be_a_list():
+    X, y = _mixed()
+    with pytest.raises(TypeError, match=r"n_states must be a list .* got 3"):
+        jaxnb.NaiveBayes(discrete=[0, 1], n_states=3).fit(X, y)
+    with pytest.raises(ValueError, match="n_states entries must be positive integers; got True"):
+        jaxnb.NaiveBayes(discrete=[0, 1], n_states=[True, 3]).fit(X, y)
+
+
+def test_huge_and_out_of_range_codes():
+    X, y = _mixed()
+    Xf = X.copy()
+    Xf[0, 0] = 1e20
+    with pytest.raises(ValueError, match=r"discrete column 0 holds 1e\+20, beyond the code range"):
+        jaxnb.NaiveBayes(discrete=[0, 1]).fit(Xf, y)
+    Xi = X[:, :1].astype(np.int64)
+    Xi[0, 0] = 2**31 + 5
+    with pytest.raises(ValueError, match="discrete column 0 holds 2147483653"):
+        jaxnb.NaiveBayes(discrete=[0]).fit(Xi, y)
+    Xi[0, 0] = 2**25  # fits int32, but inferring 2**25 + 1 states would allocate a huge table
+    with pytest.raises(ValueError, match="inferred state count would be 33554433.*n_states"):
+        jaxnb.NaiveBayes(discrete=[0]).fit(Xi, y)
+    with pytest.raises(ValueError, match="inferred state count"):
+        jaxnb.NaiveBayes(discrete=[0]).partial_fit(X[:, :1].astype(np.int64), y).partial_fit(Xi, y)
+
+
+def test_fit_from_stats_checks_classes_stats_and_encoder():
+    X, y = _data()
+    m = jaxnb.NaiveBayes().fit(X, y)
+    with pytest.raises(ValueError, match=r"classes must be sorted .* got \[1, 0\]"):
+        jaxnb.NaiveBayes().fit_from_stats(m.stats_, [1, 0], m.encoder_)
+    with pytest.raises(ValueError, match="classes must be 1-D distinct labels"):
+        jaxnb.NaiveBayes().fit_from_stats(m.stats_, [0, 0], m.encoder_)
+    with pytest.raises(TypeError, match="stats must be a jaxnb.suffstats.SuffStats"):
+        jaxnb.NaiveBayes().fit_from_stats(None, m.classes_, m.encoder_)
+    with pytest.raises(TypeError, match="encoder must be a fitted"):
+        jaxnb.NaiveBayes().fit_from_stats(m.stats_, m.classes_, FeatureEncoder())
+    again = jaxnb.NaiveBayes().fit_from_stats(m.stats_, m.classes_, m.encoder_)
+    np.testing.assert_array_equal(again.predict(X), m.predict(X))
+
+
+def test_two_dimensional_targets():
+    X, y = _data()
+    m = jaxnb.NaiveBayes().fit(X, y)
+    assert m.score(X, y[:, None]) == m.score(X, y)
+    with pytest.raises(ValueError, match=r"y must be 1-D \(n_samples,\); got shape \(60, 2\)"):
+        m.score(X, np.c_[y, y])
+    a = jaxnb.NaiveBayes().partial_fit(X[:30], y[:30]).partial_fit(X[30:], y[30:, None])
+    np.testing.assert_allclose(a.predict_proba(X), m.predict_proba(X), rtol=1e-6)
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        jaxnb.NaiveBayes().partial_fit(X[:30], y[:30]).partial_fit(X[30:], np.c_[y, y][30:])
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        lambda rs: jaxnb.GroupLassoNB(selection="cv", random_state=rs),
+        lambda rs: jaxnb.StagewiseNB(selection="cv", random_state=rs),
+        lambda rs: jaxnb.SelectiveNB(validation_fraction=0.3, random_state=rs),
+        lambda rs: jaxnb.FilterWrapperNB(random_state=rs),
+        lambda rs: jaxnb.GaussianSemiNaiveNB(random_state=rs),
+    ],
+)
+def test_random_state_is_checked(est):
+    X, y = _data()
+    for bad in ("a", -1, 1.5):
+        with pytest.raises(ValueError, match="random_state must be an int >= 0 or None"):
+            est(bad).fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["StagewiseNB", "SelectiveNB"])
+def test_search_estimators_reject_a_zero_weight_class(name):
+    X, y = _data()
+    with pytest.raises(ValueError, match="class 1 has zero total sample_weight"):
+        getattr(jaxnb, name)().fit(X, y, sample_weight=(y == 0) * 1.0)
+    # a zero-weight row of a class that keeps positive weight is fine
+    w = np.ones(len(y))
+    w[np.flatnonzero(y == 1)[0]] = 0.0
+    getattr(jaxnb, name)().fit(X, y, sample_weight=w)
+
+
+def test_fit_stats_checks_concrete_inputs_only():
+    codes = jnp.asarray([[0, 1], [2, 0], [1, 1]], jnp.int32)
+    values = jnp.zeros((3, 1))
+    y = jnp.asarray([0, 1, 1], jnp.int32)
+    kw = dict(n_states=(3, 2), n_classes=2)
+    with pytest.raises(ValueError, match=r"codes\[:, 1\] holds 2 but n_states\[1\] = 2"):
+        fit_stats(codes.at[0, 1].set(2), values, y, **kw)
+    with pytest.raises(ValueError, match=r"y must hold integer class codes in \[0, n_classes=2\)"):
+        fit_stats(codes, values, y.at[0].set(2), **kw)
+    with pytest.raises(TypeError, match="codes must be integers"):
+        fit_stats(codes.astype(jnp.float32) + 0.5, values, y, **kw)
+    with pytest.raises(ValueError, match="weight must be finite and >= 0"):
+        fit_stats(codes, values, y, jnp.asarray([1.0, -1.0, 1.0]), **kw)
+    with pytest.raises(ValueError, match="values contain inf"):
+        fit_stats(codes, values.at[0, 0].set(jnp.inf), y, **kw)
+    with pytest.raises(TypeError, match="n_states must be a tuple"):
+        fit_stats(codes, values, y, n_states=3, n_classes=2)
+    with pytest.raises(ValueError, match=r"codes must have shape \(n, len\(n_states\)\)"):
+        fit_stats(codes[:, :1], values, y, **kw)
+    # negative codes are missing values, not errors; lists of n_states are accepted
+    st = fit_stats(codes.at[0, 0].set(-1), values, y, n_states=[3, 2], n_classes=2)
+    assert float(st.counts[:3].sum()) == 2.0
+    # traced inputs skip the checks (no host round-trip under jit / vmap) and agree with eager
+    eager = fit_stats(codes, values, y, **kw)
+    jitted = jax.jit(lambda c, v, t: fit_stats(c, v, t, **kw))(codes, values, y)
+    np.testing.assert_array_equal(eager.counts, jitted.counts)
+    batched = jax.vmap(lambda c: fit_stats(c, values, y, **kw))(jnp.stack([codes, codes]))
+    np.testing.assert_array_equal(batched.counts[1], eager.counts)
+
+
+def test_smoothing_and_interpolation_ranges():
+    codes = jnp.asarray([[0, 1], [2, 0], [1, 1]], jnp.int32)
+    st = fit_stats(codes, jnp.zeros((3, 1)), jnp.asarray([0, 1, 1]), n_states=(3, 2), n_classes=2)
+    with pytest.raises(ValueError, match="alpha must be finite and within .*Lidstone"):
+        fit_mle(st, -0.5)
+    with pytest.raises(ValueError, match="var_smoothing must be finite"):
+        fit_marginal(st, 1.0, -1.0)
+    o1, o0 = fit_mle(st), fit_marginal(st)
+    with pytest.raises(ValueError, match=r"alpha must be finite and within \[0.0, 1.0\]"):
+        interpolate(o1, o0, jnp.full(3, 2.0))
+    mid = interpolate(o1, o0, jnp.full(3, 0.5))
+    np.testing.assert_allclose(mid.cpt, 0.5 * (o1.cpt + o0.cpt), rtol=1e-12)
+    # traced: no check, same arithmetic (e.g. a gradient through the interpolation)
+    g = jax.grad(lambda a: jnp.sum(interpolate(o1, o0, a).cpt))(jnp.full(3, 0.5))
+    assert g.shape == (3,) and np.isfinite(np.asarray(g)).all()

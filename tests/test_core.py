@@ -554,10 +554,11 @@ def test_float32_keeps_dtype_and_agrees_with_float64():
 
 
 def test_float32_inputs_keep_float32_when_x64_is_enabled():
-    """float32 data under jax_enable_x64 should give float32 statistics and parameters.
+    """float32 data under jax_enable_x64 give float32 statistics, parameters and posteriors.
 
-    `jaxnb.suffstats.accumulate` sets ``dtype = result_type(values, Y, jnp.zeros(()).dtype)``; the
-    last operand is float64 whenever x64 is on, so float32 inputs are silently upcast.
+    Regression guard: `jaxnb.suffstats.accumulate` takes its dtype from the values and the class
+    one-hot only (``result_type(values, Y)``); promoting with the default float dtype (float64 under
+    x64) would silently upcast float32 inputs.
     """
     ns, codes, values, y, w = _data("mixed", seed=71)
     params, lp, _ = _fit_and_score(codes, values, y, w, ns, jnp.float32)

@@ -334,10 +334,11 @@ def test_missing_value_equals_model_without_that_predictor(column):
 @pytest.mark.parametrize("kind", ["constant", "all_missing"])
 def test_degenerate_continuous_column_drops_out(kind):
     """A continuous column that is constant (or never observed) in training carries no class
-    information: it should add the same term to every class and drop out of the posterior.
+    information: it adds the same term to every class and drops out of the posterior.
 
-    `jaxnb.params.fit_mle` floors σ² with var_smoothing × pooled variance, which is 0 for such a
-    column, so σ = 0 and `log_joint`'s quadratic path evaluates 0 × inf = NaN for every row.
+    Regression guard: its pooled variance is 0, so a floor of var_smoothing × pooled variance alone
+    would give σ = 0 and NaN log joints (0 × inf); `jaxnb.params.fit_mle` gives such a column unit
+    variance in every class instead, which this test pins (finite, equal to NB without it).
     """
     X, _, _, y, _ = _mixed_table(12)
     X[:, 2] = 3.0 if kind == "constant" else np.nan

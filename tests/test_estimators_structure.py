@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from test_kernel import _ref_kde  # tests/ is on sys.path (no __init__.py)
+from test_structure import _ref_gaussian_tan_log_joint
 
 from jaxnb import NaiveBayes
 from jaxnb.estimators_structure import (
@@ -17,6 +19,7 @@ from jaxnb.estimators_structure import (
     register_methods,
 )
 from jaxnb.methods import filters as flt
+from jaxnb.model_selection import stratified_folds
 
 # --------------------------------------------------------------------------------------------------
 # data
@@ -101,6 +104,29 @@ def tree_edges(parent):
     return {frozenset((i, int(par))) for i, par in enumerate(parent) if par >= 0}
 
 
+def log_normalize(log_joint):
+    """Row-wise log posterior from a (n, c) log joint (float64 NumPy)."""
+    m = log_joint.max(1, keepdims=True)
+    return log_joint - (m + np.log(np.exp(log_joint - m).sum(1, keepdims=True)))
+
+
+def discrete_tan_reference(codes, y, parent, alpha, codes_q):
+    """(nq, c) log posterior of a discrete TAN with Lidstone CPTs recounted by loops: roots
+    P(a | c) = (N_ac + α) / (N_c + α M_i), children P(a | b, c) = (N_abc + α) / (N_bc + α M_i)."""
+    states = codes.max(0) + 1
+    classes = np.unique(y)
+    out = np.zeros((len(codes_q), len(classes)))
+    for k, cls in enumerate(classes):
+        in_c = y == cls
+        out[:, k] = np.log(in_c.mean())
+        for r, row in enumerate(codes_q):
+            for i, par in enumerate(parent):
+                sel = in_c if par < 0 else in_c & (codes[:, par] == row[par])
+                n_a = np.sum(sel & (codes[:, i] == row[i]))
+                out[r, k] += np.log((n_a + alpha) / (sel.sum() + alpha * states[i]))
+    return log_normalize(out)
+
+
 # --------------------------------------------------------------------------------------------------
 # TAN
 # --------------------------------------------------------------------------------------------------
@@ -129,6 +155,11 @@ def test_gaussian_tan_tree_is_max_spanning_tree_of_cmi():
     assert tan.tree_[0] == -1 and (tan.tree_ >= 0).sum() == 4  # rooted at column 0
     P = tan.predict_proba(X)
     np.testing.assert_allclose(P.sum(1), 1.0, rtol=1e-12)
+    # posteriors: linear-Gaussian children on the fitted tree (per-class least squares, loops)
+    ref = _ref_gaussian_tan_log_joint(X, y, np.ones(len(y)), tan.tree_, 2, X[:40])
+    np.testing.assert_allclose(
+        tan.predict_log_proba(X[:40]), log_normalize(ref), rtol=1e-9, atol=1e-12
+    )
 
 
 def test_discrete_tan_tree_is_max_spanning_tree_of_cmi():
@@ -146,6 +177,9 @@ def test_discrete_tan_tree_is_max_spanning_tree_of_cmi():
     np.testing.assert_allclose(tan.cmi_, ref, rtol=1e-10, atol=1e-12)
     assert tree_edges(tan.tree_) == max_spanning_edges(ref)
     assert tree_edges(tan.tree_) == {frozenset(e) for e in ((1, 0), (2, 1), (3, 0))}
+    # posteriors: Laplace CPTs on the fitted tree, recounted in NumPy
+    ref = discrete_tan_reference(codes, y, tan.tree_, 1.0, codes[:40])
+    np.testing.assert_allclose(tan.predict_log_proba(codes[:40]), ref, rtol=1e-10, atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -162,11 +196,33 @@ def _correlated_pair(n=600, seed=3):
     return np.column_stack([e[:, 0] + 0.8 * y, x1, e[:, 2], e[:, 3]]), y
 
 
+def seminaive_reference(X, y, groups, Xq, ridge=1e-9):
+    """(nq, c) log posterior of Gaussian semi-naive Bayes: log p(c) + Σ_g log N(x_g; μ_cg, Σ_cgg)
+    with class MLE moments (divide by N_c) and the estimator's ridge Σ + ridge·diag(Σ) + √tiny·I,
+    one SciPy multivariate normal per group and class."""
+    from scipy.stats import multivariate_normal
+
+    classes = np.unique(y)
+    out = np.zeros((len(Xq), len(classes)))
+    for k, cls in enumerate(classes):
+        Xc = X[y == cls]
+        mean = Xc.mean(0)
+        cov = np.cov(Xc, rowvar=False, bias=True)
+        cov = cov + np.diag(ridge * np.diag(cov) + np.sqrt(np.finfo(float).tiny))
+        out[:, k] = np.log(len(Xc) / len(X))
+        for g in np.unique(groups[groups >= 0]):
+            idx = np.flatnonzero(groups == g)
+            out[:, k] += multivariate_normal(mean[idx], cov[np.ix_(idx, idx)]).logpdf(Xq[:, idx])
+    return log_normalize(out)
+
+
 def test_seminaive_fssj_joins_the_correlated_pair():
     X, y = _correlated_pair()
     est = GaussianSemiNaiveNB(search="fssj").fit(X, y)
     assert est.groups_[0] >= 0 and est.groups_[0] == est.groups_[1]
     assert est.n_selected_ == int((est.groups_ >= 0).sum())
+    ref = seminaive_reference(X, y, est.groups_, X[:50])
+    np.testing.assert_allclose(est.predict_log_proba(X[:50]), ref, rtol=1e-9, atol=1e-12)
     # joined pair beats Gaussian NB clearly on fresh data
     Xte, yte = _correlated_pair(2000, seed=4)
     assert est.score(Xte, yte) > NaiveBayes().fit(X, y).score(Xte, yte) + 0.1
@@ -177,6 +233,8 @@ def test_seminaive_backward_keeps_the_correlated_pair_in_its_group():
     est = GaussianSemiNaiveNB(search="backward").fit(X, y)
     assert est.groups_[0] == 0 and est.groups_[1] == 0  # condensed: one joint group
     assert set(est.groups_.tolist()) <= {0, -1}
+    ref = seminaive_reference(X, y, est.groups_, X[:50])
+    np.testing.assert_allclose(est.predict_log_proba(X[:50]), ref, rtol=1e-9, atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -209,8 +267,25 @@ def test_kernel_posteriors_match_reference_and_sum_to_one():
     np.testing.assert_allclose(
         parzen.predict_log_proba(Xq), _kde_reference(Xq, X, y, 2), rtol=1e-10, atol=1e-12
     )
-    for est in (flex, parzen, FlexibleTAN().fit(X, y)):
+    ftan = FlexibleTAN().fit(X, y)
+    for est in (flex, parzen, ftan):
         np.testing.assert_allclose(est.predict_proba(Xq).sum(1), 1.0, rtol=1e-12)
+    # FlexibleTAN: root = 1-D KDE (m = 1 rule); child = 2-D KDE (m = 2) / its own 1-D marginal
+    assert ftan.tree_.tolist() == [-1, 0]
+    ref = np.zeros((len(Xq), 2))
+    for c in (0, 1):
+        Xc = X[y == c]
+        wc = np.ones(len(Xc))
+        ref[:, c] = np.log(len(Xc) / len(X))
+        for i, par in enumerate(ftan.tree_):
+            if par < 0:
+                ref[:, c] += _ref_kde(Xq[:, [i]], Xc[:, [i]], wc, 1)
+            else:
+                ref[:, c] += _ref_kde(Xq[:, [i, par]], Xc[:, [i, par]], wc, 2)
+                ref[:, c] -= _ref_kde(Xq[:, [par]], Xc[:, [par]], wc, 2)
+    np.testing.assert_allclose(
+        ftan.predict_log_proba(Xq), log_normalize(ref), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_kernel_classifiers_beat_gaussian_nb_on_bimodal_data():
@@ -301,7 +376,23 @@ def test_filter_nb_probe_rule_keeps_relevant_predictors():
     X, _, y = _filter_data()
     est = FilterNB("mi").fit(X, y)  # k=None: random-probe rule (L1NB §6.1)
     assert est.support_[[0, 1, 3]].all()
-    assert est.n_selected_ <= 5
+
+    def gaussian_mi(V, floor):  # ½[log σ² − Σ_c p(c) log σ_c²], MLE variances + the floor
+        within = sum(np.mean(y == c) * np.log(V[y == c].var(0) + floor) for c in range(3))
+        return 0.5 * (np.log(V.var(0) + floor) - within)
+
+    # the rule: keep X_i iff I(X_i; C) >= the largest MI of 3 standard normal probes drawn from
+    # default_rng(random_state) (after an empty draw of discrete probes), same variance floor
+    floor = 1e-9 * X.var(0).max() + np.finfo(float).tiny
+    rng = np.random.default_rng(0)
+    rng.integers(0, 5, (len(y), 0))
+    rel = gaussian_mi(X, floor)
+    probe_max = gaussian_mi(rng.standard_normal((len(y), 3)), floor).max()
+    np.testing.assert_allclose(est.scores_, rel, rtol=1e-10)
+    np.testing.assert_array_equal(est.support_, rel >= probe_max)
+    np.testing.assert_array_equal(est.support_, [True, True, True, True, False, False])
+    assert not est.support_[[4, 5]].any()  # noise columns below the probes are dropped
+    np.testing.assert_array_equal(est.ranking_, [0, 1, 3, 2])  # selected, by relevance
 
 
 def test_filter_wrapper_picks_best_nested_subset():
@@ -313,12 +404,27 @@ def test_filter_wrapper_picks_best_nested_subset():
     assert (est.cv_error_[:k] > est.cv_error_[k]).all()  # ties go to the smaller subset
     np.testing.assert_array_equal(np.flatnonzero(est.support_), np.sort(est.ranking_[:k]))
     np.testing.assert_array_equal(est.ranking_, np.argsort(-est.scores_, kind="stable"))
-    # the empty model predicts each fold's training majority class
-    from jaxnb.model_selection import stratified_folds
-
+    # every nested subset ranking_[:j], j = 0..6: Gaussian NB (float64 NumPy: class MLE means and
+    # variances + 1e-9 x the fold's overall variance, empirical prior) refitted on each stratified
+    # training fold (seed 0) and scored on the held-out fold; j = 0 predicts the majority class
     folds = stratified_folds(y, 4, 0)
-    wrong = sum(np.sum(y[folds == f] != np.bincount(y[folds != f]).argmax()) for f in range(4))
-    assert est.cv_error_[0] == pytest.approx(wrong / len(y), abs=1e-12)
+    ref = np.zeros(7)
+    for f in range(4):
+        Xtr, ytr, Xte, yte = X[folds != f], y[folds != f], X[folds == f], y[folds == f]
+        floor = 1e-9 * Xtr.var(0)
+        terms = np.stack(  # (n_te, p, c) per-predictor log densities
+            [
+                -0.5 * np.log(2 * np.pi * (Xtr[ytr == c].var(0) + floor))
+                - 0.5 * (Xte - Xtr[ytr == c].mean(0)) ** 2 / (Xtr[ytr == c].var(0) + floor)
+                for c in range(3)
+            ],
+            axis=-1,
+        )
+        log_prior = np.log(np.bincount(ytr) / len(ytr))
+        for j in range(7):
+            scores = log_prior + terms[:, est.ranking_[:j]].sum(1)
+            ref[j] += np.sum(scores.argmax(1) != yte)
+    np.testing.assert_allclose(est.cv_error_, ref / len(y), rtol=0, atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ def test_npy_fit_with_recycled_aligned_buffers_equals_in_memory(tmp_path):
     stats = fit_stats_out_of_core(tmp_path / "X.npy", tmp_path / "y.npy", chunk_rows=1024, **kw)
     ref = NaiveBayes(discrete=[0, 1, 2, 3], n_states=[3] * 4).fit(X, y)
     for a, b in zip(jax.tree.leaves(stats), jax.tree.leaves(ref.stats_), strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-3)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-9)
     np.testing.assert_array_equal(np.asarray(stats.class_weight), np.bincount(y, minlength=3))
     np.testing.assert_array_equal(np.asarray(stats.counts), np.asarray(ref.stats_.counts))
 
@@ -80,4 +80,13 @@ def test_array_source_with_weights_uses_the_pool_and_matches(tmp_path):
     stats = fit_stats_out_of_core(X, y, sample_weight=w, chunk_rows=1024, **kw)
     ref = NaiveBayes(discrete=[0, 1, 2, 3], n_states=[3] * 4).fit(X, y, sample_weight=w)
     for a, b in zip(jax.tree.leaves(stats), jax.tree.leaves(ref.stats_), strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-9)
+    # independent float64 NumPy reference of the weighted class moments
+    Xc = X[:, 4:].astype(np.float64)
+    cw = np.array([w[y == c].sum() for c in range(3)])
+    mean = np.array([w[y == c] @ Xc[y == c] for c in range(3)]) / cw[:, None]
+    m2 = np.array([w[y == c] @ (Xc[y == c] - mean[c]) ** 2 for c in range(3)])
+    np.testing.assert_allclose(np.asarray(stats.class_weight), cw, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(stats.weight), np.tile(cw[:, None], (1, 4)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(stats.mean), mean, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(stats.m2), m2, rtol=1e-10)

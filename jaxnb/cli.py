@@ -68,13 +68,13 @@ def _user_dataset(args):
     kind = "discrete" if mask.all() else ("mixed" if mask.any() else "continuous")
     rows = np.arange(len(y))
     if args.cv is not None:
-        folds = stratified_folds(y, args.cv, args.seed)
+        folds = stratified_folds(y, args.cv, args.seed, arg_name="--cv")
         splits = [(rows[folds != k], rows[folds == k]) for k in range(args.cv)]
         how = f"{args.cv}-fold CV"
     else:
         if not 0.0 < args.test_size < 1.0:
             raise ValueError(f"--test-size must be in (0, 1); got {args.test_size}")
-        test = validation_split(y, fraction=args.test_size, seed=args.seed)
+        test = validation_split(y, fraction=args.test_size, seed=args.seed, arg_name="--test-size")
         splits = [(rows[~test], rows[test])]
         how = f"{1 - args.test_size:.0%}/{args.test_size:.0%}"
     name = f"{args.data} ({how})"

@@ -119,6 +119,11 @@ def apply_cuts(values, cuts) -> np.ndarray:
     cuts = np.asarray(cuts, dtype=np.float64)
     if cuts.ndim != 1:
         raise ValueError(f"cuts must be 1-D; got shape {cuts.shape}")
+    if np.isnan(cuts).any():
+        raise ValueError(
+            "cuts must not contain NaN (a NaN cut point would put every value in bin 0); pass "
+            "sorted real cut points, e.g. from modl_cuts / equal_width_cuts"
+        )
     if cuts.size > 1 and (cuts[1:] < cuts[:-1]).any():
         raise ValueError("cuts must be sorted in increasing order")
     codes = np.searchsorted(cuts, values, side="left").astype(np.int32)

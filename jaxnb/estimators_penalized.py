@@ -348,7 +348,7 @@ class GroupLassoNB(BaseNB):
         if self.penalty is not None or self.selection == "aic":
             crit = aic
         else:
-            folds = stratified_folds(y_enc, int(self.cv), self.random_state)
+            folds = stratified_folds(y_enc, int(self.cv), self.random_state, arg_name="cv")
             if np.bincount(folds, minlength=int(self.cv)).min() < 1:
                 raise ValueError(f"cv={self.cv} leaves an empty fold; lower cv")
             ll, err = _gl_cv(
@@ -498,7 +498,12 @@ class L1NB(BaseNB):
             beta, crit = np.asarray(sel.beta), np.asarray(sel.criterion)
             idx = int(sel.index)
         else:
-            val = validation_split(y_enc, float(self.validation_fraction), self.random_state)
+            val = validation_split(
+                y_enc,
+                float(self.validation_fraction),
+                self.random_state,
+                arg_name="validation_fraction",
+            )
             o_tr, _, _, p_tr = self._path(codes, values, y_enc, w * ~val)
             P_val, _ = _l1nb_b(o_tr, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc))
             sel = l1nb.validation_select(

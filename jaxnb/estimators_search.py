@@ -353,7 +353,12 @@ class SelectiveNB(_SearchBase):
         if self.validation_fraction is None:
             fit_w = score_w = w
         else:  # split of the real rows, before padding
-            val = validation_split(y_enc, float(self.validation_fraction), self.random_state)
+            val = validation_split(
+                y_enc,
+                float(self.validation_fraction),
+                self.random_state,
+                arg_name="validation_fraction",
+            )
             fit_w, score_w = w * ~val, w * val
         codes, values, y_enc, w, fit_w, score_w = self._pad_training(
             codes, values, y_enc, w, fit_w, score_w, max_rows=_PAD_MAX_ROWS

@@ -319,7 +319,12 @@ class GaussianSemiNaiveNB(_Base):
         self._require_continuous(codes, values, allow_discrete=False)
         t0 = time.perf_counter()
         c = len(self.classes_)
-        val = validation_split(y_enc, float(self.validation_fraction), self.random_state)
+        val = validation_split(
+            y_enc,
+            float(self.validation_fraction),
+            self.random_state,
+            arg_name="validation_fraction",
+        )
         fit_w, val_w = w * ~val, w * val
         args = (values, y_enc, values, y_enc, c, fit_w, val_w, float(self.ridge))
         if self.search == "fssj":
@@ -869,7 +874,7 @@ class FilterWrapperNB(_FilterBase):
         # nested-subset scores for filter_wrapper_forward: rank position of each predictor
         rank_score = np.empty(p)
         rank_score[order] = -np.arange(p, dtype=np.float64)
-        folds = stratified_folds(y_enc, self.cv, self.random_state)
+        folds = stratified_folds(y_enc, self.cv, self.random_state, arg_name="cv")
         cd, vl, yy = jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc)
         train, _ = kfold_stats(
             cd,

@@ -146,17 +146,22 @@ def select_along_path(path_scores, rule: str = "min", sizes=None, n_valid=None) 
     return int(best[np.argmin(sz)])
 
 
-def stratified_folds(y, n_folds: int = 5, seed: int = 0) -> np.ndarray:
+def stratified_folds(y, n_folds: int = 5, seed: int = 0, arg_name: str = "n_folds") -> np.ndarray:
     """Stratified fold assignment (n,) int: each class's rows shuffled and dealt round-robin.
 
     Args:
       y: (n,) labels (any type); n_folds: K >= 2; seed: NumPy seed.
+      arg_name: the caller's name for ``n_folds`` (e.g. an estimator's ``cv``), used in the error
+        messages.
     """
     y = np.asarray(y)
-    if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
-        raise ValueError(f"n_folds must be an int >= 2; got {n_folds!r}")
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"{arg_name} must be an int >= 2; got {arg_name}={n_folds!r}")
     if n_folds > y.shape[0]:
-        raise ValueError(f"n_folds={n_folds} exceeds the number of rows ({y.shape[0]})")
+        raise ValueError(
+            f"{arg_name}={n_folds} exceeds the number of rows ({y.shape[0]}); lower {arg_name} "
+            f"to at most {y.shape[0]}"
+        )
     rng = np.random.default_rng(seed)
     folds = np.empty(y.shape[0], np.int32)
     start = 0
@@ -169,15 +174,26 @@ def stratified_folds(y, n_folds: int = 5, seed: int = 0) -> np.ndarray:
     return folds
 
 
-def validation_split(y, fraction: float = 0.5, seed: int = 0, stratify: bool = True) -> np.ndarray:
+def validation_split(
+    y,
+    fraction: float = 0.5,
+    seed: int = 0,
+    stratify: bool = True,
+    arg_name: str = "fraction",
+) -> np.ndarray:
     """Boolean (n,) mask of validation rows (True), stratified by class by default.
 
     ESANN §5.2 fits NB on one half of the training set and selects the subset on the other half
-    (keeping class proportions): ``fraction=0.5``.
+    (keeping class proportions): ``fraction=0.5``. ``arg_name`` is the caller's name for
+    ``fraction`` (e.g. an estimator's ``validation_fraction``), used in the error messages.
     """
     y = np.asarray(y)
-    if not (isinstance(fraction, (float, int)) and 0.0 < fraction < 1.0):
-        raise ValueError(f"fraction must be in (0, 1); got {fraction!r}")
+    if not (
+        isinstance(fraction, (float, int, np.floating, np.integer))
+        and not isinstance(fraction, bool)
+        and 0.0 < fraction < 1.0
+    ):
+        raise ValueError(f"{arg_name} must be in (0, 1); got {arg_name}={fraction!r}")
     rng = np.random.default_rng(seed)
     mask = np.zeros(y.shape[0], bool)
     groups = [np.flatnonzero(y == c) for c in np.unique(y)] if stratify else [np.arange(y.size)]
@@ -186,5 +202,10 @@ def validation_split(y, fraction: float = 0.5, seed: int = 0, stratify: bool = T
         rng.shuffle(idx)
         mask[idx[: int(round(fraction * idx.size))]] = True
     if mask.all() or not mask.any():
-        raise ValueError(f"fraction={fraction} leaves an empty training or validation part")
+        part = "training" if mask.all() else "validation"
+        fix = "lower" if mask.all() else "raise"
+        raise ValueError(
+            f"{arg_name}={fraction} leaves an empty {part} part with {y.shape[0]} rows; {fix} "
+            f"{arg_name} (each class's share is rounded to whole rows)"
+        )
     return mask

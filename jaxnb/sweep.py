@@ -73,9 +73,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import numbers
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -293,17 +294,30 @@ def _group_lasso_fit_eval(
     return jax.tree.map(lambda a: a[inv], res)
 
 
+_FSNB_OPTIONS = (
+    "max_iter",
+    "alpha",
+    "var_smoothing",
+    "n_steps",
+    "step_rule",
+    "criterion",
+    "selection",
+)
+
+
 def _fsnb_prepare(grid, options, n_predictors):
     """Static k_max = ⌈1/ε⌉ (fsNB's integer level cap): one group (one compilation) per k_max."""
     from .methods import stagewise as sw
 
+    _check_options("fsnb", options, _FSNB_OPTIONS)
+    _check_grid_keys("fsnb", grid, ("epsilon",), ("epsilon", "patience"))
     eps = np.asarray(grid["epsilon"], np.float64)
-    if (eps <= 0).any() or (eps > 1).any():
+    if not ((eps > 0) & (eps <= 1)).all():
         raise ValueError(f"epsilon must lie in (0, 1]; got {eps.tolist()}")
     grid = dict(grid)
     if "patience" in grid:
         pat = np.asarray(grid["patience"], np.float64)
-        if (pat < 1).any():
+        if not (pat >= 1).all():  # NaN fails too
             raise ValueError(f"patience must be >= 1 (or inf for none); got {pat.tolist()}")
         grid["patience"] = np.where(np.isfinite(pat), pat, np.iinfo(np.int32).max).astype(np.int64)
     k_max = np.asarray([sw.n_units(e) for e in eps])
@@ -379,15 +393,69 @@ def _check_options(method, options, allowed):
         )
 
 
-def _check_alpha_method(method, grid, options, allowed):
+def _check_grid_keys(method, grid, required, allowed):
+    """Grid entries of a sweep method: every ``required`` key present, no key outside ``allowed``
+    (a misspelled key would otherwise be ignored or fail inside the trace). Hidden entries (``_h``)
+    are skipped."""
+    keys = [k for k in grid if not str(k).startswith("_")]
+    unknown = sorted(set(keys) - set(allowed))
+    missing = [k for k in required if k not in keys]
+    if unknown or missing:
+        raise ValueError(
+            f"grid for sweep method {method!r}: "
+            + (f"unknown key(s) {unknown}" if unknown else "")
+            + ("; " if unknown and missing else "")
+            + (f"missing key(s) {missing}" if missing else "")
+            + f"; it needs {list(required)} and allows {sorted(allowed)}"
+        )
+
+
+def _check_grid_nonneg(name, grid):
+    """``grid[name]`` (when present) holds finite values >= 0."""
+    if name in grid:
+        a = np.asarray(grid[name], np.float64)
+        if not np.isfinite(a).all() or (a < 0).any():
+            raise ValueError(f"grid[{name!r}] must hold finite values >= 0; got {a.tolist()}")
+
+
+def _check_alpha_method(method, grid, options, allowed, grid_allowed=("alpha",)):
     """Common eager checks of a method gridded over the Lidstone ``alpha``: known options only,
-    and an ``alpha`` entry of finite values >= 0."""
+    known grid keys, and an ``alpha`` entry of finite values >= 0."""
     _check_options(method, options, allowed)
-    if "alpha" not in grid:
-        raise ValueError(f"the {method!r} grid needs an 'alpha' entry (Lidstone pseudo-count)")
-    a = np.asarray(grid["alpha"], np.float64)
-    if not np.isfinite(a).all() or (a < 0).any():
-        raise ValueError(f"grid['alpha'] must hold finite values >= 0; got {a.tolist()}")
+    _check_grid_keys(method, grid, ("alpha",), grid_allowed)
+    _check_grid_nonneg("alpha", grid)
+
+
+_NB_GRID = ("alpha", "var_smoothing")
+
+
+def _nb_prepare(grid, options, n_predictors):
+    r"""Eager checks of the ``"nb"`` grid (``alpha`` >= 0, optional ``var_smoothing`` >= 0) and
+    its static option ``var_smoothing`` (on the host)."""
+    del n_predictors
+    _check_alpha_method("nb", grid, options, ("var_smoothing",), _NB_GRID)
+    _check_grid_nonneg("var_smoothing", grid)
+    _check_real("var_smoothing", options.get("var_smoothing", 1e-9), 0.0)
+    return grid, options
+
+
+_GL_OPTIONS = ("alpha", "adaptive", "continuous_scale", "relative", "max_steps", "tol", "solver")
+
+
+def _group_lasso_prepare(grid, options, n_predictors):
+    r"""Eager checks of the ``"group_lasso"`` grid (``penalty`` >= 0) and static options."""
+    from .methods import group_lasso as gl
+
+    del n_predictors
+    _check_options("group_lasso", options, _GL_OPTIONS)
+    _check_grid_keys("group_lasso", grid, ("penalty",), ("penalty",))
+    _check_grid_nonneg("penalty", grid)
+    _check_real("alpha", options.get("alpha", 1.0), 0.0)
+    _check_real("continuous_scale", options.get("continuous_scale", 1.0), 0.0, low_open=True)
+    _check_int("max_steps", options.get("max_steps", 1000), 1)
+    _check_real("tol", options.get("tol", 1e-7), 0.0, low_open=True)
+    _check_choice("solver", options.get("solver", "exact"), gl.SOLVERS)
+    return grid, options
 
 
 _SNB_OPTIONS = ("direction", "criterion", "stopping", "max_steps", "max_features", "var_smoothing")
@@ -594,12 +662,13 @@ def _cfs_fit_eval(
     return out
 
 
-register_sweep_method("nb", _nb_fit_eval, default_grid={"alpha": [1.0]})
+register_sweep_method("nb", _nb_fit_eval, default_grid={"alpha": [1.0]}, prepare=_nb_prepare)
 register_sweep_method(
     "group_lasso",
     _group_lasso_fit_eval,
     default_grid={"penalty": [0.1, 0.03, 0.01, 0.003, 0.001, 0.0]},
     path=True,
+    prepare=_group_lasso_prepare,
 )
 register_sweep_method("wnb", _wnb_fit_eval, default_grid={"alpha": [1.0]}, prepare=_wnb_prepare)
 register_sweep_method(
@@ -618,7 +687,16 @@ def _fold_ids_from_key(key, n_rows, n_folds):
 
 
 def fold_ids(seed: int, n_rows: int, n_folds: int) -> np.ndarray:
-    """The fold of every training row used by `sweep` for ``seed`` (balanced, random, (n,) int)."""
+    """The fold of every training row used by `sweep` for ``seed`` (balanced, random, (n,) int).
+
+    ``n_folds`` must be an int in [2, n_rows] (every fold non-empty, as `sweep`'s ``folds``)."""
+    _check_int("n_rows", n_rows, 1)
+    _check_int("n_folds", n_folds, 2)
+    if n_folds > n_rows:
+        raise ValueError(
+            f"n_folds={n_folds} exceeds n_rows={n_rows}, which leaves empty folds; lower n_folds "
+            f"to at most {n_rows}"
+        )
     return np.asarray(_fold_ids_from_key(jax.random.PRNGKey(seed), n_rows, n_folds))
 
 
@@ -838,6 +916,111 @@ def _as_batched(data):
     return d
 
 
+def _check_n_states(n_states, q):
+    """``n_states``: a sequence of q ints >= 1 (one per discrete column), returned as a tuple."""
+    if isinstance(n_states, (numbers.Number, str, bytes)) or not isinstance(n_states, Iterable):
+        raise TypeError(
+            f"n_states must be a sequence of ints, one per column of codes_train (here {q}), "
+            f"e.g. n_states=({n_states!r},) * {q}; got {type(n_states).__name__} {n_states!r}"
+        )
+    n_states = tuple(n_states)
+    for i, m in enumerate(n_states):
+        if isinstance(m, (float, np.floating)) and np.isfinite(m) and float(m).is_integer():
+            m = int(m)
+        _check_int(f"n_states[{i}]", m, 1)
+    if len(n_states) != q:
+        raise ValueError(f"codes_train has {q} columns but n_states has {len(n_states)} entries")
+    return tuple(int(m) for m in n_states)
+
+
+def _check_labels(d):
+    """``y_train`` / ``y_test``: integer class codes >= 0 (whole-number floats are accepted)."""
+    for k in ("y_train", "y_test"):
+        if k not in d:
+            continue
+        y = d[k]
+        if y.dtype.kind not in "iubf" or (
+            y.dtype.kind == "f" and not (np.isfinite(y).all() and (y == np.round(y)).all())
+        ):
+            raise TypeError(
+                f"{k} must hold integer class codes 0..n_classes-1; got dtype {y.dtype} "
+                f"(encode labels first, e.g. np.unique(labels, return_inverse=True)[1])"
+            )
+        if y.size and y.min() < 0:
+            raise ValueError(
+                f"{k} must hold class codes 0..n_classes-1; got {k} min {y.min()} "
+                f"(encode labels first, e.g. np.unique(labels, return_inverse=True)[1])"
+            )
+        if y.dtype.kind in "bf":
+            d[k] = y.astype(np.int32)
+
+
+def _check_sweep_data(d, n_states, n_classes):
+    """Eager NumPy checks of the batched sweep data (host side, before any tracing): labels in
+    [0, n_classes), codes whole numbers in [-1, n_states[i]) (-1 = missing, CONVENTIONS.md), values
+    not +/-inf (NaN = missing), weights finite and >= 0 with a positive training weight."""
+    for k in ("y_train", "y_test"):
+        if k in d and d[k].size and d[k].max() >= n_classes:
+            raise ValueError(
+                f"{k} must hold class codes 0..n_classes-1 = 0..{n_classes - 1}; got a label "
+                f"{d[k].max()} (raise n_classes or re-encode the labels)"
+            )
+    states = np.asarray(n_states, np.int64)
+    for k in ("codes_train", "codes_test"):
+        if k not in d:
+            continue
+        c = d[k]
+        if c.dtype.kind not in "iubf":
+            raise TypeError(f"{k} must hold integer codes; got dtype {c.dtype}")
+        if c.dtype.kind == "f":
+            if not (np.isfinite(c).all() and (c == np.round(c)).all()):
+                raise ValueError(
+                    f"{k} must hold whole-number codes in [0, n_states[i]) (-1 = missing); got "
+                    f"non-integer or non-finite entries (discretize continuous columns or pass "
+                    f"them as values_*; code missing entries as -1)"
+                )
+        if c.shape[2] != len(n_states):
+            raise ValueError(f"{k} has {c.shape[2]} columns but n_states has {len(n_states)}")
+        if c.size:
+            lo, hi = c.min(axis=(0, 1)), c.max(axis=(0, 1))
+            if (lo < -1).any():
+                i = int(np.argmax(lo < -1))
+                raise ValueError(
+                    f"{k} column {i} has code {lo[i]}; codes must lie in [0, n_states[i]) and "
+                    f"-1 is the only missing-value code"
+                )
+            if (hi >= states).any():
+                i = int(np.argmax(hi >= states))
+                raise ValueError(
+                    f"{k} column {i} has code {hi[i]} but n_states[{i}]={states[i]}; codes must "
+                    f"lie in [0, n_states[i]) (raise n_states[{i}] to at least {hi[i] + 1})"
+                )
+    for k in ("values_train", "values_test"):
+        if k not in d:
+            continue
+        v = d[k]
+        if v.dtype.kind not in "iubf":
+            raise TypeError(f"{k} must hold real numbers; got dtype {v.dtype}")
+        if v.dtype.kind == "f" and np.isinf(v).any():
+            raise ValueError(f"{k} must not hold +/-inf (NaN marks a missing value)")
+    for k in ("weight_train", "weight_test"):
+        if k not in d:
+            continue
+        w = d[k]
+        if w.dtype.kind not in "iubf" or w.shape != d[k.replace("weight", "y")].shape:
+            raise ValueError(
+                f"{k} must be a real (D, n) array matching {k.replace('weight', 'y')}; got "
+                f"dtype {w.dtype}, shape {w.shape}"
+            )
+        if not (np.isfinite(w).all() and (w >= 0).all()):
+            raise ValueError(f"{k} must hold finite sample weights >= 0")
+        if k == "weight_train" and not (w.sum(axis=1) > 0).all():
+            raise ValueError(
+                "weight_train must give every data set a positive total weight; data set "
+                f"{int(np.argmin(w.sum(axis=1) > 0))} has all weights 0"
+            )
+
+
 def _grid_arrays(grid: Mapping[str, Sequence]):
     if not isinstance(grid, Mapping) or not grid:
         raise ValueError(f"grid must be a non-empty dict name -> list of values; got {grid!r}")
@@ -1008,15 +1191,18 @@ def sweep(
     """
     d = _as_batched(data)
     D, n = d["y_train"].shape
-    n_states = tuple(int(m) for m in n_states)
-    if d["codes_train"].shape[2] != len(n_states):
-        raise ValueError(
-            f"codes_train has {d['codes_train'].shape[2]} columns but n_states has {len(n_states)}"
-        )
+    n_states = _check_n_states(n_states, d["codes_train"].shape[2])
+    _check_labels(d)
     if n_classes is None:
         n_classes = int(max(d["y_train"].max(), d["y_test"].max() if "y_test" in d else 0)) + 1
-    if n_classes < 2:
-        raise ValueError(f"n_classes must be >= 2; got {n_classes}")
+        if n_classes < 2:
+            raise ValueError(
+                f"y_train holds a single class ({n_classes - 1}); a sweep needs >= 2 classes "
+                f"(pass n_classes=<int >= 2> if the other classes are absent from these rows)"
+            )
+    else:
+        _check_int("n_classes", n_classes, 2)
+    _check_sweep_data(d, n_states, int(n_classes))
     grid_arrays = _grid_arrays(grid)
     user_grid = dict(grid_arrays)
     H = len(next(iter(grid_arrays.values())))
@@ -1244,6 +1430,7 @@ def sweep_nb(
         options={"var_smoothing": var_smoothing},
         mesh=mesh,
         name="nb",
+        prepare=m.prepare,
         dataset_batch_size=dataset_batch_size,
         progress=progress,
     )

@@ -83,12 +83,15 @@ def as_state_tuple(n_states: int | Sequence[int], q: int) -> tuple[int, ...]:
     return out
 
 
-def jit_entry(*static_argnames: str):
+def jit_entry(*static_argnames: str, check: Callable | None = None):
     """`jax.jit` for a public core function, with `static_argnames`; a list `n_states` becomes a
     tuple.
 
     Jitting the whole entry point compiles once instead of dispatching (and compiling) op by op when
     called eagerly; inside a caller's `jit` it simply inlines. Shape checks still run at trace time.
+    ``check``, when given, is called with the bound arguments (a dict, defaults not filled in)
+    before jitting: the place for eager value checks, which must skip tracers (inside a caller's
+    `jit` the arguments are abstract).
     """
 
     def decorate(fn):
@@ -105,6 +108,8 @@ def jit_entry(*static_argnames: str):
                 value = bound.arguments.get(name)
                 if isinstance(value, np.integer):
                     bound.arguments[name] = int(value)
+            if check is not None:
+                check(bound.arguments)
             return jitted(**bound.arguments)
 
         return wrapper
@@ -139,19 +144,79 @@ def _entropy(p: jax.Array, axis) -> jax.Array:
     return -jnp.sum(jnp.where(pos, p * jnp.log(jnp.where(pos, p, 1.0)), 0.0), axis=axis)
 
 
-def _check_codes(codes, y, n_classes):
+def _concrete(x) -> bool:
+    """Whether ``x`` holds values that can be checked on the host (not a tracer)."""
+    return x is not None and not isinstance(x, jax.core.Tracer)
+
+
+def _check_labels(y, n_classes):
+    """Concrete ``y``: integer class codes in [0, n_classes) (cheap host check; tracers skipped)."""
+    if not _concrete(y) or n_classes is None or isinstance(n_classes, jax.core.Tracer):
+        return
+    y = np.asarray(y)
+    if y.dtype.kind not in "iubf" or (
+        y.dtype.kind == "f" and not (np.isfinite(y).all() and (y == np.round(y)).all())
+    ):
+        raise TypeError(
+            f"y must hold integer class codes 0..n_classes-1; got dtype {y.dtype} (encode labels "
+            "first, e.g. np.unique(labels, return_inverse=True)[1])"
+        )
+    if y.size and (y.min() < 0 or y.max() >= int(n_classes)):
+        raise ValueError(
+            f"y must hold class codes in [0, n_classes={int(n_classes)}); got values in "
+            f"[{y.min()}, {y.max()}] (raise n_classes or re-encode the labels)"
+        )
+
+
+def _check_codes(codes, y, n_classes, n_states=None):
+    """Shapes of ``codes`` (n, q) / ``y`` (n,); for concrete inputs also their values: codes
+    whole numbers in [0, n_states[i]) with -1 = missing, ``y`` in [0, n_classes)."""
     if codes.ndim != 2:
         raise ValueError(f"codes must be 2-D (n, q); got shape {codes.shape}")
     if y is not None and y.shape != (codes.shape[0],):
         raise ValueError(f"y must have shape ({codes.shape[0]},); got {y.shape}")
     if n_classes is not None and int(n_classes) < 1:
         raise ValueError(f"n_classes must be >= 1; got {n_classes}")
+    _check_labels(y, n_classes)
+    if n_states is None or not _concrete(codes) or codes.size == 0:
+        return
+    states = np.asarray(as_state_tuple(n_states, codes.shape[1]))
+    c = np.asarray(codes)
+    if c.dtype.kind not in "iub" and not (np.isfinite(c).all() and (c == np.round(c)).all()):
+        raise ValueError(
+            "codes must hold whole-number codes in [0, n_states[i]) (-1 = missing); got "
+            "non-integer or non-finite entries"
+        )
+    lo, hi = c.min(axis=0), c.max(axis=0)
+    if (lo < -1).any():
+        i = int(np.argmax(lo < -1))
+        raise ValueError(
+            f"codes column {i} has code {lo[i]}; codes must lie in [0, n_states[i]) and -1 is "
+            "the only missing-value code"
+        )
+    if (hi >= states).any():
+        i = int(np.argmax(hi >= states))
+        raise ValueError(
+            f"codes column {i} has code {hi[i]} but n_states[{i}]={states[i]}; codes must lie in "
+            f"[0, n_states[i]) (raise n_states[{i}] to at least {hi[i] + 1})"
+        )
+
+
+def _eager_check(args) -> None:
+    """`jit_entry` hook: value checks of concrete ``codes`` / ``y`` before jitting."""
+    y = args.get("y")
+    y = np.asarray(y) if _concrete(y) else None
+    codes = args.get("codes")
+    if _concrete(codes):
+        _check_codes(np.asarray(codes), y, args.get("n_classes"), args.get("n_states"))
+    else:
+        _check_labels(y, args.get("n_classes"))
 
 
 # --------------------------------------------------------------------------------------------------
 # discrete information measures
 # --------------------------------------------------------------------------------------------------
-@jit_entry("n_states", "n_classes")
+@jit_entry("n_states", "n_classes", check=_eager_check)
 def mutual_information_discrete(codes, y, n_states, n_classes: int, weight=None) -> jax.Array:
     r"""Mutual information I(X_i; C) of every discrete predictor with the class.
 
@@ -212,7 +277,7 @@ class InformationMatrices(NamedTuple):
     class_entropy: jax.Array
 
 
-@jit_entry("n_states", "n_classes")
+@jit_entry("n_states", "n_classes", check=_eager_check)
 def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> InformationMatrices:
     r"""Relevance, redundancy and both conditional informations for all pairs, in one pass.
 
@@ -271,7 +336,7 @@ def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> Inf
     )
 
 
-@jit_entry("n_states", "n_classes")
+@jit_entry("n_states", "n_classes", check=_eager_check)
 def conditional_mutual_information_pairs(codes, y, n_states, n_classes: int, weight=None):
     r"""I(X_i; X_k | C) for all pairs of discrete predictors, shape (q, q) (the TAN edge weight).
 
@@ -280,13 +345,13 @@ def conditional_mutual_information_pairs(codes, y, n_states, n_classes: int, wei
     return information_matrices(codes, y, n_states, n_classes, weight).conditional_redundancy
 
 
-@jit_entry("n_states", "n_classes")
+@jit_entry("n_states", "n_classes", check=_eager_check)
 def conditional_relevance_pairs(codes, y, n_states, n_classes: int, weight=None):
     r"""Entry [i, k] = I(X_i; C | X_k) for all pairs, shape (q, q) (CMIM's score; diagonal 0)."""
     return information_matrices(codes, y, n_states, n_classes, weight).conditional_relevance
 
 
-@jit_entry("n_states")
+@jit_entry("n_states", check=_eager_check)
 def pairwise_mutual_information_discrete(codes, n_states, weight=None) -> jax.Array:
     r"""I(X_i; X_k) between all pairs of discrete predictors, shape (q, q) (mRMR redundancy).
 
@@ -306,7 +371,7 @@ def pairwise_mutual_information_discrete(codes, n_states, weight=None) -> jax.Ar
     return jnp.sum(_xlogx_ratio(p, p, pa * pb), axis=(1, 3))
 
 
-@jit_entry("n_states", "n_classes")
+@jit_entry("n_states", "n_classes", check=_eager_check)
 def symmetric_uncertainty_discrete(codes, y, n_states, n_classes: int, weight=None):
     r"""Symmetric uncertainty SU(A, B) = 2 I(A; B) / (H(A) + H(B)), Hall's discrete CFS correlation.
 
@@ -354,7 +419,7 @@ def _class_moments(values, y, n_classes, weight):
     return wc, mean, var
 
 
-@jit_entry("n_classes")
+@jit_entry("n_classes", check=_eager_check)
 def mutual_information_gaussian(values, y, n_classes: int, weight=None, var_floor: float = 0.0):
     r"""Gaussian mutual information with the class (slides, "filter-wrapper selective Gaussian NB").
 
@@ -425,7 +490,7 @@ def equal_frequency_codes(values, n_bins: int, weight=None) -> jax.Array:
     return jax.vmap(one_column, in_axes=1, out_axes=1)(values)
 
 
-@jit_entry("n_bins", "n_classes")
+@jit_entry("n_bins", "n_classes", check=_eager_check)
 def mutual_information_binned(values, y, n_bins: int, n_classes: int, weight=None):
     r"""MI with the class after equal-frequency discretisation into `n_bins` bins (nats), shape
     (r,)."""
@@ -433,7 +498,7 @@ def mutual_information_binned(values, y, n_bins: int, n_classes: int, weight=Non
     return mutual_information_discrete(codes, y, n_bins, n_classes, weight)
 
 
-@jit_entry("n_classes")
+@jit_entry("n_classes", check=_eager_check)
 def class_correlation_continuous(values, y, n_classes: int, weight=None) -> jax.Array:
     r"""Hall's feature-class correlation for a continuous feature and a nominal class.
 
@@ -856,7 +921,7 @@ def cfs(class_correlation, feature_correlation, max_stale: int = 5, max_features
     return np.flatnonzero(np.asarray(res.mask)).astype(np.int64), float(res.merit)
 
 
-@jit_entry("n_states", "n_classes", "n_bins")
+@jit_entry("n_states", "n_classes", "n_bins", check=_eager_check)
 def cfs_correlations(codes, values, y, n_states, n_classes: int, weight=None, n_bins: int = 10):
     r"""CFS inputs of a data set in predictor order [discrete..., continuous...].
 
@@ -888,6 +953,11 @@ def threshold_filter(scores, threshold) -> jax.Array:
     Equivalent to keeping X_(1..h) of the descending order, h the last rank with I(X_(h), C) > t.
     Returns a bool (p,) mask.
     """
+    if _concrete(threshold) and np.isnan(np.asarray(threshold, dtype=np.float64)).any():
+        raise ValueError(
+            "threshold must be a number, not NaN (every comparison with NaN is False, so nothing "
+            "would be kept); pass a finite threshold, e.g. 0.0"
+        )
     return jnp.asarray(scores) > threshold
 
 
@@ -926,6 +996,7 @@ def mi_prefilter(
         raise ValueError(
             f"need n_probes >= 1 and probe_states >= 2; got {n_probes=}, {probe_states=}"
         )
+    _eager_check({"codes": codes, "y": y, "n_states": n_states, "n_classes": n_classes})
     codes = jnp.asarray(codes)
     _check_codes(codes, jnp.asarray(y), n_classes)
     q = codes.shape[1]

@@ -55,7 +55,9 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import gammaln
 
+from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
+from ..data import FeatureEncoder, encode_labels
 from ..discretize import (
     apply_cuts,
     modl_cuts_from_counts,
@@ -63,6 +65,7 @@ from ..discretize import (
     modl_grouping,
 )
 from ..estimators import BaseNB
+from .online import _numeric_X
 
 __all__ = [
     "AveragedNB",
@@ -431,34 +434,30 @@ class AveragedNB(BaseNB):
         self.seed = seed
 
     def _check_hyper(self):
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}; got mode={self.mode!r}")
-        if self.grouping not in GROUPINGS:
-            raise ValueError(f"grouping must be one of {GROUPINGS}; got grouping={self.grouping!r}")
+        check_choice("mode", self.mode, MODES)
+        check_choice("grouping", self.grouping, GROUPINGS)
         for name in ("max_bins", "n_starts", "max_passes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1; got {name}={v!r}")
-        if not self.alpha > 0:
-            raise ValueError(f"alpha must be > 0; got alpha={self.alpha!r}")
+        check_real("alpha", self.alpha, 0.0, low_open=True)
+        check_int("seed", self.seed, 0)
 
     def _discrete_mask(self, p):
-        mask = np.zeros(p, bool)
-        if self.discrete is not None:
-            idx = np.asarray(self.discrete)
-            if idx.dtype == bool:
-                if idx.shape != (p,):
-                    raise ValueError(f"discrete mask must have shape ({p},); got {idx.shape}")
-                return idx
-            if idx.size and (idx.min() < -p or idx.max() >= p):
-                raise ValueError(f"discrete indices must lie in [0, {p}); got {idx}")
-            mask[idx] = True
-        return mask
+        """Boolean mask of the discrete columns: `discrete` is None, a boolean mask of length p or
+        a list of column indices (validated as `jaxnb.NaiveBayes`'s `discrete`)."""
+        if self.discrete is None:
+            return np.zeros(p, bool)
+        if isinstance(self.discrete, str):
+            raise TypeError(
+                f"discrete must be None, a boolean mask or a list of column indices; got "
+                f"discrete={self.discrete!r}"
+            )
+        return FeatureEncoder(discrete=self.discrete)._discrete_mask(None, p)
 
     def _check_X(self, X, fit=False):
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n, p); got shape {X.shape}")
+        # discrete columns are numeric codes here (no label encoding of strings)
+        X = _numeric_X(X, "AveragedNB takes numbers; discrete columns as numeric codes")
         X = np.asarray(X, dtype=np.float64)  # no copy when already float64
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
@@ -483,11 +482,12 @@ class AveragedNB(BaseNB):
         """Discretize, search, average (module docstring)."""
         self._check_hyper()
         X = self._check_X(X, fit=True)
-        classes, yi = np.unique(np.asarray(y), return_inverse=True)
-        if yi.shape[0] != X.shape[0]:
-            raise ValueError(f"X and y have mismatched lengths: {X.shape[0]} and {yi.shape[0]}")
+        classes, yi = encode_labels(y, X.shape[0])
         if len(classes) < 2:
-            raise ValueError("y needs at least two classes")
+            only = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
+            raise ValueError(
+                f"y has a single class ({only!r}); a classifier needs at least two classes"
+            )
         t0 = time.perf_counter()
         n, p = X.shape
         c = len(classes)

@@ -38,7 +38,8 @@ Where we differ from / make explicit what the paper leaves open:
   variance of predictor i, exactly as `jaxnb.NaiveBayes` (jaxnb.params.fit_mle), so `OnlineNB`
   on Gaussian summaries equals `NaiveBayes(var_smoothing=...)` fitted on the same rows; a class
   not yet seen uses the pooled mean and variance; an absolute floor `1e-12` (float32: 1e-30 of
-  nothing) only guards the empty summary.
+  nothing) only guards the empty summary. A predictor with no value seen yet (all missing so
+  far) contributes 0 to every class, as a missing value does.
 * Second level: `second_level="modl"` recomputes MODL cut points (NumPy, exact dynamic
   programme on the <= 100 summary bins per predictor) every `refresh_every` examples, outside
   jit; between refreshes the cuts are frozen and the per-class interval counts are read from the
@@ -65,7 +66,9 @@ import numpy as np
 import optax
 from jax import lax
 
+from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
+from ..data import check_X_2d, encode_labels
 from ..estimators import BaseNB
 from .summaries import (
     CPiD,
@@ -164,7 +167,10 @@ def _gaussian_log_prob(s: GaussianSummary, values, var_smoothing):
     var = jnp.maximum(var + var_smoothing * pvar[None, :], 1e-12)
     x = values[:, :, None]
     out = -0.5 * (_LOG_2PI + jnp.log(var.T)[None] + (x - mean.T[None]) ** 2 / var.T[None])
-    return jnp.where(jnp.isnan(x), 0.0, out)
+    # a predictor with no value seen yet (e.g. all missing so far) carries no information: 0, as a
+    # missing value (its floored variance would give a huge class-independent term that swamps the
+    # other predictors' contributions in floating point)
+    return jnp.where(jnp.isnan(x) | (tot == 0)[None, :, None], 0.0, out)
 
 
 def _level1(summary):
@@ -548,7 +554,8 @@ def _class_sum(a):
 
 
 def _gaussian_params(count, mean, m2, var_smoothing):
-    """Effective mean, variance and log-variance `(..., c, p)` of `_gaussian_log_prob`."""
+    """Effective mean, variance and log-variance `(..., c, p)` of `_gaussian_log_prob`, and
+    whether each predictor has any value yet `(..., 1, p)` (if not, it contributes 0)."""
     tot = _class_sum(count)
     safe_tot = jnp.where(tot > 0, tot, 1)
     pmean = _class_sum(count * mean) / safe_tot
@@ -557,7 +564,7 @@ def _gaussian_params(count, mean, m2, var_smoothing):
     var = jnp.where(has, m2 / jnp.where(has, count, 1), pvar)
     mu = jnp.where(has, mean, pmean)
     var = jnp.maximum(var + var_smoothing * pvar, 1e-12)
-    return mu, var, jnp.log(var)
+    return mu, var, jnp.log(var), tot > 0
 
 
 def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
@@ -565,7 +572,7 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
     xb, yb, valid = block  # (R, p), (R,), (R,)
     R = xb.shape[0]
     count, mean, m2 = _welford_rows(state.summary, xb, yb, valid)
-    mu, var, logvar = _gaussian_params(count, mean, m2, cfg.var_smoothing)
+    mu, var, logvar, seen = _gaussian_params(count, mean, m2, cfg.var_smoothing)
     const, scale = -0.5 * (_LOG_2PI + logvar), 0.5 / var
     nk = count.max(axis=2)  # (R + 1, c): class_counts of every state
     a = cfg.prior_smoothing
@@ -575,7 +582,7 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
 
     def dens(sl):
         out = const[sl] - (x - mu[sl]) ** 2 * scale[sl]
-        return jnp.where(miss, 0.0, out)
+        return jnp.where(miss | ~seen[sl], 0.0, out)
 
     before, after = slice(0, R), slice(1, R + 1)
     L0 = dens(before) if test or cfg.order == "weights_first" else None
@@ -662,6 +669,37 @@ def modl_second_level(summary) -> jax.Array | None:
 # --------------------------------------------------------------------------------------------------
 # Estimators.
 # --------------------------------------------------------------------------------------------------
+def _check_optimizer(optimizer):
+    """An optax `GradientTransformation` (an object with `init` and `update`), not a name."""
+    if not (
+        callable(getattr(optimizer, "init", None)) and callable(getattr(optimizer, "update", None))
+    ):
+        raise TypeError(
+            f"optimizer must be an optax.GradientTransformation such as optax.adam(1e-3), or None "
+            f"for optax.sgd(learning_rate); got optimizer={optimizer!r}"
+        )
+
+
+def _numeric_X(X, why):
+    """X as a 2-D numeric NumPy array (NaN = missing), checked like NaiveBayes's X.
+
+    None, ragged, non-2-D and empty inputs raise as in `jaxnb.data.check_X_2d`; a column holding
+    non-numeric values (strings, objects) raises a `TypeError` naming it. Pandas frames and object
+    arrays of numbers (None = missing) are converted."""
+    if isinstance(X, np.ndarray) and X.ndim == 2 and X.size and X.dtype.kind in "biuf":
+        return X
+    cols, kinds, _ = check_X_2d(X)
+    for j, k in enumerate(kinds):
+        if k not in ("b", "i", "u", "f"):
+            col = np.asarray(cols[j], dtype=object)
+            ex = next((v for v in col if isinstance(v, str)), col[0])
+            raise TypeError(
+                f"X must be numeric ({why}); column {j} holds non-numeric values (e.g. {ex!r}): "
+                f"convert it to numbers"
+            )
+    return np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
+
+
 @lru_cache(maxsize=64)
 def _sgd(learning_rate: float) -> optax.GradientTransformation:
     # one optax object per rate: the config is a jit key, so estimators with the same rate share
@@ -736,31 +774,25 @@ class OnlineWeightedNB(BaseNB):
 
     # ------------------------------------------------------------------ validation
     def _check_hyper(self):
-        if self.summary not in SUMMARIES:
-            raise ValueError(f"summary must be one of {SUMMARIES}; got summary={self.summary!r}")
+        check_choice("summary", self.summary, SUMMARIES)
         for name in ("batch_size", "summary_size", "refresh_every"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1; got {name}={v!r}")
         if self.summary_size < 3:
             raise ValueError(f"summary_size must be >= 3; got {self.summary_size}")
-        if self.warmup < 0:
-            raise ValueError(f"warmup must be >= 0; got warmup={self.warmup!r}")
-        if self.optimizer is None and not (
-            np.isscalar(self.learning_rate) and self.learning_rate >= 0
-        ):
-            raise ValueError(f"learning_rate must be >= 0; got {self.learning_rate!r}")
-        if self.second_level not in ("bins", "modl"):
-            raise ValueError(f"second_level must be 'bins' or 'modl'; got {self.second_level!r}")
-        if self.order not in ("summary_first", "weights_first"):
-            raise ValueError(
-                f"order must be 'summary_first' or 'weights_first'; got {self.order!r}"
-            )
+        # warm-up: a number of examples per class (0: SGD from the first row)
+        check_int("warmup", self.warmup, 0)
+        check_real("init_weight", self.init_weight)
+        if self.optimizer is None:
+            check_real("learning_rate", self.learning_rate, 0.0)
+        else:
+            _check_optimizer(self.optimizer)
+        check_choice("second_level", self.second_level, ("bins", "modl"))
+        check_choice("order", self.order, ("summary_first", "weights_first"))
         for name in ("var_smoothing", "prior_smoothing"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0; got {getattr(self, name)!r}")
-        if not self.smoothing > 0:
-            raise ValueError(f"smoothing must be > 0; got smoothing={self.smoothing!r}")
+            check_real(name, getattr(self, name), 0.0)
+        check_real("smoothing", self.smoothing, 0.0, low_open=True)
         chunk = self._chunk()
         if chunk % self.batch_size:
             raise ValueError(
@@ -796,13 +828,7 @@ class OnlineWeightedNB(BaseNB):
         )
 
     def _check_X(self, X):
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n, p); got shape {X.shape}")
-        if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
-            raise TypeError(
-                f"X must be numeric (online NB summarizes numeric predictors); got dtype {X.dtype}"
-            )
+        X = _numeric_X(X, "online NB summarizes numeric predictors")
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
@@ -811,19 +837,20 @@ class OnlineWeightedNB(BaseNB):
             )
         return X.astype(float_dtype(), copy=False)
 
-    def _encode_y(self, y, n):
-        y = np.asarray(y)
-        if y.shape != (n,):
-            raise ValueError(f"y must have shape ({n},); got {y.shape}")
-        idx = np.searchsorted(self.classes_, y)
-        idx = np.minimum(idx, len(self.classes_) - 1)
-        if not np.array_equal(self.classes_[idx], y):
-            bad = y[self.classes_[idx] != y][0]
-            raise ValueError(
-                f"y contains the label {bad!r} not in classes_ {self.classes_}; pass "
-                f"all labels with classes=[...] on the first partial_fit call"
-            )
-        return idx.astype(np.int32)
+    @staticmethod
+    def _encode_y(y, n, classes):
+        """Class codes of y into `classes` (NaN/None, shape and length checked as NaiveBayes)."""
+        labels, codes = encode_labels(y, n)
+        lookup = {v: i for i, v in enumerate(classes.tolist())}
+        pos = np.empty(len(labels), np.int32)
+        for j, v in enumerate(labels.tolist()):
+            if v not in lookup:
+                raise ValueError(
+                    f"y contains the label {v!r} not in classes_ {classes.tolist()}; pass "
+                    f"all labels with classes=[...] on the first partial_fit call"
+                )
+            pos[j] = lookup[v]
+        return pos[codes]
 
     def _new_summary(self, c, p):
         dtype = float_dtype()
@@ -853,12 +880,16 @@ class OnlineWeightedNB(BaseNB):
         self._check_hyper()
         X = self._check_X(X)
         if not hasattr(self, "state_"):
-            labels = np.unique(np.asarray(y) if classes is None else np.asarray(classes))
+            if classes is None:
+                labels, _ = encode_labels(y, X.shape[0])
+            else:
+                labels, _ = encode_labels(classes, None, name="classes")
             if len(labels) < 2:
                 raise ValueError(
                     "online NB needs at least two classes; pass classes=[...] on the "
                     "first partial_fit call"
                 )
+            yi = self._encode_y(y, X.shape[0], labels)  # before any state is set
             self.classes_ = labels
             self.n_features_in_ = X.shape[1]
             self._cfg = self._config()
@@ -869,9 +900,12 @@ class OnlineWeightedNB(BaseNB):
             )
             self.n_seen_ = 0
             self._next_refresh = int(self.refresh_every)
-        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            return X, yi
+        if classes is not None and not np.array_equal(
+            encode_labels(classes, None, name="classes")[0], self.classes_
+        ):
             raise ValueError("classes differ from the first partial_fit call")
-        return X, self._encode_y(y, X.shape[0])
+        return X, self._encode_y(y, X.shape[0], self.classes_)
 
     def _run(self, X, y, classes, *, test):
         X, yi = self._start(X, y, classes)

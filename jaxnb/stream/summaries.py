@@ -29,6 +29,7 @@ int32, so a summary holds at most 2**31 - 1 examples.
 from __future__ import annotations
 
 import math
+import numbers
 from functools import partial
 
 import equinox as eqx
@@ -37,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._checks import check_int, check_real
 from .._dtypes import float_dtype
 
 __all__ = [
@@ -291,7 +293,12 @@ def gk_capacity_for_epsilon(epsilon: float, n_max: int, chunk_size: int = 1) -> 
     tests), and when the
     capacity is too small the summary stays correct: it raises its merge threshold and reports the
     larger guaranteed error through `rank_error_bound()`.
+
+    `epsilon` must lie in (0, 1) (as for `GKClass.init`), `n_max` and `chunk_size` are ints >= 1.
     """
+    check_real("epsilon", epsilon, 0.0, 1.0, low_open=True, high_open=True)
+    check_int("n_max", n_max, 1)
+    check_int("chunk_size", chunk_size, 1)
     return int(math.ceil(11.0 / (2.0 * epsilon) * max(1.0, math.log(2.0 * epsilon * n_max)))) + 1
 
 
@@ -365,8 +372,7 @@ class GKClass(eqx.Module):
         _check_positive_int("n_predictors", n_predictors)
         _check_positive_int("capacity", capacity, 3)
         _check_positive_int("chunk_size", chunk_size)
-        if epsilon is not None and not 0.0 < epsilon < 1.0:
-            raise ValueError(f"epsilon must lie in (0, 1) or be None; got {epsilon=}")
+        check_real("epsilon", epsilon, 0.0, 1.0, low_open=True, high_open=True, allow_none=True)
         dtype = dtype or float_dtype()
         p, k = n_predictors, capacity
         zi = jnp.zeros((p, k), jnp.int32)
@@ -451,7 +457,10 @@ class GKClass(eqx.Module):
             if not smoothing > 0:
                 raise ValueError(f"smoothing must be > 0; got {smoothing=}")
         cuts, counts = self.bins()
-        n_bins = (counts.sum(axis=2) > 0).sum(axis=1)
+        # a predictor with no value seen yet (empty summary, e.g. all missing so far) counts as one
+        # empty bin: log (0 + a) - log (0 + a) = 0 for every class, like a missing value (B = 0
+        # would give log a - log 0 = +inf in every class, hence NaN probabilities)
+        n_bins = jnp.maximum((counts.sum(axis=2) > 0).sum(axis=1), 1)
         return _bin_log_prob(
             cuts, counts, n_bins, jnp.asarray(values, self.values.dtype), smoothing
         )
@@ -872,10 +881,22 @@ class CategoricalCounts(eqx.Module):
 
     @classmethod
     def init(cls, n_classes: int, n_states, dtype=None) -> CategoricalCounts:
+        """Empty counts for `n_classes` classes; `n_states`: a sequence of ints >= 1, one per
+        discrete predictor (its number of states), e.g. `(3,)` for a single predictor."""
         _check_positive_int("n_classes", n_classes, 2)
+        if isinstance(n_states, (str, bytes)) or not hasattr(n_states, "__iter__"):
+            raise TypeError(
+                f"n_states must be a sequence of ints, one per predictor (e.g. (3,) for one "
+                f"predictor with 3 states); got n_states={n_states!r}"
+            )
+        n_states = tuple(n_states)
+        bad = [k for k in n_states if isinstance(k, bool) or not isinstance(k, numbers.Integral)]
+        if bad or not n_states or min(n_states) < 1:
+            raise ValueError(
+                f"n_states must be a non-empty sequence of ints >= 1, one per predictor; got "
+                f"n_states={n_states!r}"
+            )
         n_states = tuple(int(k) for k in n_states)
-        if not n_states or min(n_states) < 1:
-            raise ValueError(f"n_states must be a non-empty sequence of ints >= 1; got {n_states}")
         dtype = dtype or float_dtype()
         return cls(jnp.zeros((sum(n_states), n_classes), dtype), n_states)
 

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_selective import _crit  # the shared NumPy reference criterion
+from test_selective import _crit, _ref_search  # the shared NumPy references
 
 from jaxnb.estimators_search import SelectiveNB
 from jaxnb.methods import selective as sel
@@ -281,17 +281,27 @@ def test_floating_jit_and_vmap():
 
 
 def test_improve_floating_unchanged_by_full_option():
-    """stopping="improve" keeps the alternating-phase floating search (every move improves)."""
-    L, bias, y = _problem(6, p=10)
-    path = sel.selective_path(
-        jnp.asarray(L),
-        jnp.asarray(bias),
-        jnp.asarray(y),
-        direction="backward_forward",
-        criterion="error_probability",
-    )
-    k = int(path.n_steps)
-    assert np.all(np.diff(np.asarray(path.criterion[: k + 1])) < 0)
+    """stopping="improve" keeps the alternating-phase floating search (every move improves): the
+    path equals test_selective's NumPy `_ref_search`, not Pudil's SFFS / SBFS."""
+    # seed 24 forward_backward runs three phases (forward, backward, forward)
+    for direction, seed in (("backward_forward", 6), ("forward_backward", 24)):
+        L, bias, y = _problem(seed, p=10)
+        path = sel.selective_path(
+            jnp.asarray(L),
+            jnp.asarray(bias),
+            jnp.asarray(y),
+            direction=direction,
+            criterion="error_probability",
+        )
+        k = int(path.n_steps)
+        masks, final = _ref_search(L, bias, y, np.ones(len(y)), direction, "error_probability")
+        np.testing.assert_array_equal(np.asarray(path.mask[: k + 1]), masks)
+        assert float(path.criterion[k]) == pytest.approx(final, rel=1e-10)
+        assert np.all(np.diff(np.asarray(path.criterion[: k + 1])) < 0)
+        full, _ = ref_floating(
+            L[None], bias[None], y, np.ones((1, len(y))), direction, "error_probability"
+        )
+        assert len(full) != len(masks) or (full != masks).any()
 
 
 def test_selective_estimator_floating_full():

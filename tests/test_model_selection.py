@@ -30,23 +30,32 @@ def test_kfold_stats_equal_direct_fits():
         n_classes=3,
         n_folds=4,
     )
+    direct = lambda rows: fit_stats(
+        jnp.asarray(codes),
+        jnp.asarray(values),
+        jnp.asarray(y),
+        jnp.asarray(w * rows),
+        n_states=(3, 3),
+        n_classes=3,
+    )
     for k in range(4):
-        tw = w * (folds != k)
-        direct = fit_stats(
-            jnp.asarray(codes),
-            jnp.asarray(values),
-            jnp.asarray(y),
-            jnp.asarray(tw),
-            n_states=(3, 3),
-            n_classes=3,
+        # train[k]: the rows outside fold k; fold[k]: the rows of fold k
+        for got, rows in ((train, folds != k), (fold, folds == k)):
+            want = direct(rows)
+            for name in ("class_weight", "counts", "weight", "mean", "m2"):
+                np.testing.assert_allclose(
+                    np.asarray(getattr(got, name)[k]),
+                    np.asarray(getattr(want, name)),
+                    rtol=1e-10,
+                    atol=1e-10,
+                    err_msg=name,
+                )
+        # the weighted class totals against NumPy directly
+        np.testing.assert_allclose(
+            np.asarray(fold.class_weight[k]),
+            np.bincount(y[folds == k], w[folds == k], minlength=3),
+            rtol=1e-12,
         )
-        for name in ("class_weight", "counts", "weight", "mean", "m2"):
-            np.testing.assert_allclose(
-                np.asarray(getattr(train, name)[k]),
-                np.asarray(getattr(direct, name)),
-                rtol=1e-10,
-                atol=1e-10,
-            )
 
 
 def test_aic_formula():

@@ -153,9 +153,11 @@ def test_phase_floating_max_phases_and_errors():
     assert cut.n_phases == 1 and cut.hit_max_phases and not cut.converged
     assert cut.final == full.phase_best[0]
     np.testing.assert_array_equal(cut.mask, full.mask[: cut.n_steps + 1])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="direction must be 'forward_backward' or"):
         sel.phase_floating_path(*args, direction="forward")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="criterion must be one of"):
+        sel.phase_floating_path(*args, criterion="auc")
+    with pytest.raises(ValueError, match="max_phases must be >= 1; got 0"):
         sel.phase_floating_path(*args, max_phases=0)
 
 

@@ -8,9 +8,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_stagewise import _ref_crit, _ref_fsnb, _ref_params, _ref_scores
 
+from jaxnb import NaiveBayes
 from jaxnb.estimators_search import SelectiveNB, StagewiseNB
 from jaxnb.methods import selective as sel
+from jaxnb.model_selection import stratified_folds, validation_split
 
 
 def _problem(seed, n=80, p=7, c=3):
@@ -159,28 +162,127 @@ def _table(seed, n=150):
     return X, y
 
 
+def _ref_gaussian_contributions(X, y, fit_rows, c=2, vs=1e-9):
+    """NumPy Gaussian NB fitted on the rows `fit_rows` of (X, y): log-contributions L (n, p, c)
+    of every row of X, and the log prior (c,)."""
+    Xf, yf = X[fit_rows], y[fit_rows]
+    mu = np.array([Xf[yf == j].mean(0) for j in range(c)])
+    sd = np.sqrt(np.array([Xf[yf == j].var(0) for j in range(c)]) + vs * Xf.var(0))
+    L = -0.5 * ((X[:, :, None] - mu.T) / sd.T) ** 2 - np.log(sd.T) - 0.5 * np.log(2 * np.pi)
+    return L, np.log(np.bincount(yf, minlength=c) / len(yf))
+
+
+def _ref_full_forward(L, bias, y, w, criterion):
+    """Forward search to the full set (stopping="full"): masks and criterion values."""
+    p = L.shape[1]
+    score = lambda m: _crit(bias + (L * m[None, :, None]).sum(1), y, criterion, w)
+    mask = np.zeros(p, bool)
+    masks, values = [mask.copy()], [score(mask)]
+    for _ in range(p):
+        cands = np.flatnonzero(~mask)
+        vals = [score(mask | (np.arange(p) == i)) for i in cands]
+        mask[cands[int(np.argmin(vals))]] = True  # first index with the lowest value
+        masks.append(mask.copy())
+        values.append(min(vals))
+    return np.array(masks), np.array(values)
+
+
 def test_selective_estimator_forward_and_validation():
     X, y = _table(0)
     m = SelectiveNB(criterion="error_probability").fit(X, y)
+    L, bias = _ref_gaussian_contributions(X, y, np.ones(len(y), bool))
+    masks, final = _ref_search(L, bias, y, np.ones(len(y)), "forward", "error_probability")
+    np.testing.assert_array_equal(m.path_["mask"], masks)
+    assert m.n_steps_ == len(masks) - 1 and m.selected_step_ == m.n_steps_
+    assert m.path_["criterion"][-1] == pytest.approx(final, rel=1e-10)
+    np.testing.assert_array_equal(m.support_, masks[-1])
     assert m.support_[0] and m.support_[2]
-    assert m.path_["mask"].shape == (m.n_steps_ + 1, 4)
+    nb = NaiveBayes().fit(X[:, m.support_], y)
+    np.testing.assert_allclose(
+        m.predict_log_proba(X), nb.predict_log_proba(X[:, m.support_]), rtol=1e-10, atol=1e-12
+    )
     proba = m.predict_proba(X)
     np.testing.assert_allclose(proba.sum(1), 1.0, rtol=1e-12)
+    # validation split: NB on the other half, the search scored on the validation half, the
+    # smallest subset with the lowest validation error, then NB refitted on all rows
     mv = SelectiveNB(validation_fraction=0.5, stopping="full").fit(X, y)
+    val = validation_split(y, 0.5, 0)
+    L, bias = _ref_gaussian_contributions(X, y, ~val)
+    masks, values = _ref_full_forward(L, bias, y, val.astype(float), "error")
+    np.testing.assert_array_equal(mv.path_["mask"], masks)
+    np.testing.assert_allclose(mv.path_["criterion"], values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(mv.path_["error"], values, rtol=0, atol=1e-12)
     i = mv.selected_step_
-    err = mv.path_["error"]
-    sizes = mv.path_["size"]
-    assert err[i] == err.min() and sizes[i] == sizes[err == err.min()].min()
+    assert i == int(np.argmin(values))  # forward sizes grow: the first minimum is the smallest
+    np.testing.assert_array_equal(mv.support_, masks[i])
+    nb = NaiveBayes().fit(X[:, mv.support_], y)
+    np.testing.assert_allclose(
+        mv.predict_log_proba(X), nb.predict_log_proba(X[:, mv.support_]), rtol=1e-10, atol=1e-12
+    )
+
+
+_FSNB = dict(epsilon=0.1, n_steps=5, patience=5)  # StagewiseNB settings shared by two tests
+
+
+def _ref_fsnb_table(X, y, rows=None):
+    """`_ref_fsnb` (test_stagewise's NumPy Algorithm 1) with `_FSNB` and StagewiseNB's defaults
+    (criterion "error", step_rule "t_eps", max_iter p⌈1/ε⌉) on the continuous table's rows."""
+    rows = np.ones(len(y), bool) if rows is None else rows
+    X, y = X[rows], y[rows]
+    codes = np.zeros((len(y), 0), np.int32)
+    e, v, pat = _FSNB["epsilon"], _FSNB["n_steps"], _FSNB["patience"]
+    return _ref_fsnb(codes, X, y, (), 2, e, v, "t_eps", "error", pat, X.shape[1] * 10)
 
 
 def test_stagewise_estimator_selection_and_attributes():
     X, y = _table(1)
-    m = StagewiseNB(epsilon=0.1, n_steps=5, patience=5).fit(X, y)
-    assert m.selected_iter_ == int(np.argmin(m.path_["aic"]))
-    np.testing.assert_array_equal(m.alpha_, m.path_["alpha"][m.selected_iter_])
+    m = StagewiseNB(**_FSNB).fit(X, y)
+    A, C, E, moves = _ref_fsnb_table(X, y)
+    assert m.n_iter_ == len(moves)
+    np.testing.assert_allclose(m.path_["alpha"], A, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m.path_["criterion"], C, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m.path_["error"], E, rtol=0, atol=1e-12)
+    chosen, step = m.path_["chosen"][1:], m.path_["step"][1:]
+    assert [(int(i), int(t)) for i, t in zip(chosen, step, strict=True)] == moves
+    # AIC = 2 * log loss + 2 d / N (fsNB Eq. 14); the first minimum is selected
+    zero = np.zeros((len(y), 0), np.int32)  # no discrete predictors
+    P = _ref_params(zero, X, y, (), 2)
+    ll = np.array([_ref_crit(_ref_scores(P, zero, X, a), y, "log_loss") for a in A])
+    aic = 2 * ll + 2 * (A > 0).sum(1) / len(y)
+    np.testing.assert_allclose(m.path_["aic"], aic, rtol=1e-10)
+    assert m.selected_iter_ == int(np.argmin(aic))
+    np.testing.assert_array_equal(m.alpha_, A[m.selected_iter_])
     assert m.n_evaluations_ == m.path_["n_evaluations"][-1] > 0
     assert m.alpha_[0] > 0 and m.alpha_[2] > 0
-    assert 1 - m.score(X, y) <= m.path_["error"][0]
+    S = _ref_scores(P, zero, X, m.alpha_)
+    lp = S - np.log(np.exp(S).sum(1, keepdims=True))
+    np.testing.assert_allclose(m.predict_log_proba(X), lp, rtol=1e-10, atol=1e-12)
+
+
+def test_stagewise_cv_selection_equals_looped_fold_paths():
+    """selection="cv": the fold-k path is Algorithm 1 on the rows outside stratified fold k (its
+    rows past its own n_iter repeat its last model); cv_error_[t] is the mean over folds of the
+    validation error of row t; the first minimum is selected."""
+    X, y = _table(1)
+    K = 3
+    m = StagewiseNB(selection="cv", n_folds=K, random_state=4, **_FSNB).fit(X, y)
+    A, _, _, moves = _ref_fsnb_table(X, y)
+    np.testing.assert_allclose(m.path_["alpha"], A, rtol=0, atol=1e-12)
+    folds = stratified_folds(y, K, 4)
+    max_iter = X.shape[1] * 10
+    cv = np.zeros(max_iter + 1)
+    zero = np.zeros((len(y), 0), np.int32)
+    for k in range(K):
+        tr = folds != k
+        Ak = _ref_fsnb_table(X, y, tr)[0]
+        Ak = np.vstack([Ak, np.repeat(Ak[-1:], max_iter + 1 - len(Ak), 0)])
+        P = _ref_params(zero[tr], X[tr], y[tr], (), 2)
+        va = ~tr
+        cv += [_ref_crit(_ref_scores(P, zero[va], X[va], a), y[va], "error") for a in Ak]
+    cv = cv[: len(moves) + 1] / K
+    np.testing.assert_allclose(m.cv_error_, cv, rtol=0, atol=1e-10)
+    assert m.selected_iter_ == int(np.argmin(cv))  # the first minimum
+    np.testing.assert_array_equal(m.alpha_, A[m.selected_iter_])
 
 
 @pytest.mark.parametrize(

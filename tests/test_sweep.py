@@ -106,17 +106,24 @@ def test_fsnb_and_group_lasso_sweeps_equal_looped_fits(table1):
     )
     assert len(table) == 3 * 3 + 3 * 3 + 3 and set(table["method"]) == {"fsnb", "group_lasso", "nb"}
     fs, glr = res["fsnb"].arrays, res["group_lasso"].arrays
-    for d in range(2):
+    for d in range(3):
         X, y = data["codes_train"][d], data["y_train"][d]
         Xt, yt = data["codes_test"][d], data["y_test"][d]
-        for h, e in enumerate(eps):
-            if e == 0.5:  # its own static group; compared below via its grid position only
-                continue
+        for h, e in enumerate(eps):  # both static groups (k_max = 4 and 2), in grid order
             m = StagewiseNB(discrete="all", n_states=list(ns), epsilon=e, patience=10).fit(X, y)
             assert fs["n_selected"][d, h, 0, 0] == m.n_selected_
             assert fs["n_iter"][d, h, 0, 0] == m.n_iter_
+            assert fs["selected_iter"][d, h, 0, 0] == m.selected_iter_
+            assert fs["n_evaluations"][d, h, 0, 0] == m.n_evaluations_
+            np.testing.assert_array_equal(
+                fs["n_noisy_selected"][d, h, 0, 0], np.sum((m.alpha_ > 0) & data["noisy"][d])
+            )
             np.testing.assert_allclose(
                 fs["test_error"][d, h, 0, 0], np.mean(m.predict(Xt) != yt), atol=1e-12
+            )
+            lp = m.predict_log_proba(Xt)
+            np.testing.assert_allclose(
+                fs["test_log_loss"][d, h, 0, 0], -np.mean(lp[np.arange(len(yt)), yt]), rtol=1e-10
             )
         stats = fit_stats(
             jnp.asarray(X),
@@ -131,9 +138,8 @@ def test_fsnb_and_group_lasso_sweeps_equal_looped_fits(table1):
         np.testing.assert_array_equal(
             glr["n_active"][d, :, 0, 0], np.asarray(path.n_active)[[2, 0, 1]]
         )
-    # the k_max = 2 group (eps = 0.5) landed at grid position 1: at most p * k_max = 16 moves
+    # eps = 0.5 has k_max = 2: at most p * k_max = 16 moves
     assert (fs["n_iter"][:, 1] <= 16).all() and (fs["n_iter"][:, 1] >= 1).all()
-    assert (fs["n_selected"][:, 1] >= 1).all()
     # penalty 0 is NB with the same Laplace smoothing
     np.testing.assert_allclose(
         glr["test_log_loss"][:, 0], res["nb"].arrays["test_log_loss"][:, 0], rtol=1e-6

@@ -210,6 +210,8 @@ def _interval_table(summary, cuts2, smoothing=1.0):
     p, _, c = counts.shape
     cum = jnp.concatenate([jnp.zeros((p, 1, c), counts.dtype), jnp.cumsum(counts, axis=1)], axis=1)
     nb = jnp.sum(cuts1[:, None, :] <= cuts2[:, :, None], axis=-1)  # (p, s) level-1 bins below cut
+    # a +inf padding cut lies above every level-1 bin, the last (open) one included
+    nb = jnp.where(jnp.isposinf(cuts2), cum.shape[1] - 1, nb)
     at = jnp.take_along_axis(cum, nb[:, :, None], axis=1)  # (p, s, c)
     full = jnp.concatenate([jnp.zeros((p, 1, c), counts.dtype), at, cum[:, -1:]], axis=1)
     inter = jnp.diff(full, axis=1)  # (p, s + 1, c)

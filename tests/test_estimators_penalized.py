@@ -4,9 +4,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_l1nb_core import _reference_qp
+from test_weighted import ferreira_reference, gradient_weights_reference
 
 from jaxnb.estimators import NaiveBayes
 from jaxnb.estimators_penalized import L1NB, GroupLassoNB, WeightedNB, register_methods
+from jaxnb.model_selection import stratified_folds
 
 
 def mixed_data(seed, n=120):
@@ -71,10 +74,22 @@ def test_group_lasso_aic_and_cv_paths(data):
     assert k == int(np.argmin(pa["aic"]))
     assert m.penalty_ == pa["penalties"][k]
     assert m.support_[0] and m.support_[1]  # the two strong predictors survive
-    cv = GroupLassoNB(n_penalties=6, selection="cv", cv=3, discrete=disc).fit(X, y)
+    tol = 1e-10  # tight: the CV paths are warm-started, the reference fits below are not
+    cv = GroupLassoNB(n_penalties=6, selection="cv", cv=3, tol=tol, discrete=disc).fit(X, y)
     assert cv.path_["cv_log_loss"].shape == (6,)
     assert cv.selected_index_ == int(np.argmin(cv.path_["cv_log_loss"]))
-    assert np.all(np.isfinite(cv.path_["cv_log_loss"]))
+    # explicit K-fold loop: the same folds, one fixed-penalty fit on the training rows per grid
+    # point, mean validation log-loss per fold, then the mean over the folds
+    folds = stratified_folds(np.searchsorted(cv.classes_, y), 3, 0)
+    ref = np.zeros((3, 6))
+    for k in range(3):
+        tr, va = folds != k, folds == k
+        for s, pen in enumerate(cv.path_["penalties"]):
+            f = GroupLassoNB(penalty=float(pen), selection="fixed", tol=tol, discrete=disc)
+            lp = f.fit(X[tr], y[tr]).predict_log_proba(X[va])
+            ref[k, s] = -np.mean(lp[np.arange(va.sum()), y[va]])
+    np.testing.assert_allclose(cv.path_["cv_log_loss"], ref.mean(0), rtol=0, atol=1e-9)
+    assert np.ptp(ref.mean(0)) > 0.1  # the loss does change along the grid
 
 
 def test_adaptive_keeps_redundant_copies_and_discards_irrelevant():
@@ -119,11 +134,68 @@ def test_l1nb_coefficients_and_eq14_scores(data):
     assert np.all((v.coef_ >= 0) & (v.coef_ <= 1)) and v.n_selected_ >= 1
 
 
+def _numpy_b_matrix(X, y, disc, alpha=1.0, var_smoothing=1e-9):
+    """B[r, i] = P(Y = y_r | X_i = x_ri) (L1NB Eqs. 11-12) in float64 NumPy, user column order:
+    Lidstone CPTs for the discrete columns, Gaussians (class variance + var_smoothing times the
+    pooled variance) for the others, empirical class prior."""
+    n, p = X.shape
+    c = int(y.max()) + 1
+    log_prior = np.log(np.bincount(y, minlength=c) / n)
+    L = np.empty((n, p, c))
+    for i in range(p):
+        x = X[:, i]
+        if i in disc:
+            states, code = np.unique(x, return_inverse=True)
+            counts = np.zeros((len(states), c))
+            np.add.at(counts, (code, y), 1.0)
+            cpt = (counts + alpha) / (counts.sum(0) + alpha * len(states))
+            L[:, i] = np.log(cpt[code])
+        else:
+            mean = np.array([x[y == j].mean() for j in range(c)])
+            var = np.array([x[y == j].var() for j in range(c)]) + var_smoothing * x.var()
+            L[:, i] = -0.5 * (np.log(2 * np.pi * var) + (x[:, None] - mean) ** 2 / var)
+    joint = L + log_prior
+    P = np.exp(joint - joint.max(2, keepdims=True))
+    P /= P.sum(2, keepdims=True)
+    return P[np.arange(n), :, y]
+
+
+def test_l1nb_exact_path_is_the_reference_qp(data):
+    """Estimator level: every breakpoint of the exact path solves Eq. (15) at its budget s
+    (`_reference_qp`, NumPy FISTA) on a NumPy B, and the selected row minimizes the AIC."""
+    X, y, disc = data
+    m = L1NB(variant="exact", discrete=disc).fit(X, y)
+    B = _numpy_b_matrix(X, y, disc)
+    assert len(m.s_path_) >= 4 and m.n_selected_ >= 2
+    np.testing.assert_allclose(m.s_path_, m.coef_path_.sum(1), rtol=1e-10, atol=1e-12)
+    for beta, s in zip(m.coef_path_[1:], m.s_path_[1:], strict=True):
+        np.testing.assert_allclose(beta, _reference_qp(B, s), rtol=0, atol=1e-6, err_msg=f"{s=}")
+    np.testing.assert_allclose(m.coef_, _reference_qp(B, m.coef_.sum()), rtol=0, atol=1e-6)
+    # AIC with the classifier likelihood: 2 |beta|_0 - 2 sum_r log (B beta / sum beta)_r
+    aic = [2 * np.count_nonzero(b) - 2 * np.sum(np.log(B @ b / b.sum())) for b in m.coef_path_[1:]]
+    assert m.selected_index_ == 1 + int(np.argmin(aic))
+
+
 def test_weighted_nb_ferreira_combination(data):
     X, y, disc = data
     m = WeightedNB(discrete=disc).fit(X, y)
     assert m.weights_.shape == (5,) and np.all(m.weights_ >= 0)
     assert m.weights_[0] > m.weights_[4]  # informative > noise
+    # fsNB Eqs. 6-7 in NumPy on the same columns, the Gaussian ones cut into 5 equal-frequency
+    # bins (no ties here: bin = rank * 5 // n)
+    n = len(y)
+    cols, n_states = [], []
+    for i in range(X.shape[1]):
+        if i in disc:
+            states, code = np.unique(X[:, i], return_inverse=True)
+            cols.append(code)
+            n_states.append(len(states))
+        else:
+            assert len(np.unique(X[:, i])) == n
+            cols.append(np.argsort(np.argsort(X[:, i])) * 5 // n)
+            n_states.append(5)
+    ref = ferreira_reference(np.stack(cols, 1), y, np.ones(n), n_states, 3)
+    np.testing.assert_allclose(m.weights_, ref, rtol=1e-12, atol=1e-14)
     nb = NaiveBayes(alpha=1.0, discrete=disc).fit(X, y)
     expected = nb.class_log_prior_[None, :] + np.einsum("npc,p->nc", nb.explain(X), m.weights_)
     np.testing.assert_allclose(m.decision_function(X), expected, rtol=1e-10)
@@ -138,6 +210,19 @@ def test_weighted_nb_gradient_beats_nb_log_loss(data):
     ll = lambda est: -np.mean(est.predict_log_proba(X)[np.arange(len(y)), y])
     assert ll(m) <= ll(nb)
     np.testing.assert_allclose(ll(m), float(m.info_.log_loss), rtol=1e-10)
+    # the optimum of the same objective by SciPy (test_weighted), on NB's contributions
+    W_ref, b_ref, obj_ref = gradient_weights_reference(
+        nb.explain(X), y, np.ones(len(y)), m.l2, nb.class_log_prior_
+    )
+    # default tol (gradient norm 1e-6, l2 = 1e-4): the objective is right, the weights roughly
+    assert obj_ref <= float(m.info_.loss) <= obj_ref + 1e-8
+    np.testing.assert_allclose(m.weights_, W_ref, rtol=0, atol=1e-2)
+    # a tight tolerance (same compiled program) reaches the optimum itself
+    t = WeightedNB(scheme="gradient", tol=1e-9, discrete=disc).fit(X, y)
+    assert t.converged_
+    np.testing.assert_allclose(t.weights_, W_ref, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(t.bias_ - t.bias_.mean(), b_ref - b_ref.mean(), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(float(t.info_.loss), obj_ref, rtol=1e-12)
 
 
 def test_clone_get_params_and_validation(data):

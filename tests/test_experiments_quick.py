@@ -112,4 +112,24 @@ def test_stream_tables_fast_contributions_match_library(summary, monkeypatch):
     lp = np.asarray(online.log_prior(est.state_.summary))
     ref_nb = np.mean((lp[None] + lib.sum(1)).argmax(1) == y[400:])
     assert nb == pytest.approx(ref_nb)
-    assert 0.0 <= wnb <= 1.0
+
+    # WNB: log prior + bias + sum_i w_ik L_w[r, i, k], L_w from the state's own cuts (None here:
+    # the level-1 bins): with the fitted weights, then with other weights and bias, on the
+    # state's cuts and on the NB cuts (the shared branch of `_evaluate`)
+    def ref_wnb(cuts_w, weight, bias):
+        L_w = np.asarray(online.log_contributions(est.state_.summary, cuts_w, Xq), np.float64)
+        H = (lp + bias)[None] + np.einsum("rik,ik->rk", L_w, weight)
+        return np.mean(H.argmax(1) == y[400:])
+
+    s0 = est.state_
+    assert s0.cuts is None
+    assert wnb == pytest.approx(ref_wnb(None, est.weights_, est.bias_))
+    w2 = np.random.default_rng(1).uniform(0.0, 2.0, (4, 2)).astype(s0.weight.dtype)
+    b2 = np.array([0.4, -0.4], s0.bias.dtype)
+    for cuts_w in (None, cuts):
+        state = online.OnlineState(s0.summary, cuts_w, w2, b2, s0.opt_state, s0.n_steps)
+        nb2, wnb2 = st._evaluate(state, test, cuts)
+        assert nb2 == pytest.approx(nb)
+        assert wnb2 == pytest.approx(ref_wnb(cuts_w, w2, b2))
+        if cuts_w is None:
+            assert abs(wnb2 - wnb) > 0.1  # the weights and bias do matter

@@ -5,6 +5,7 @@ import optax
 import pytest
 
 import jaxnb
+from jaxnb.discretize import modl_cuts_from_counts
 from jaxnb.stream import online
 from jaxnb.stream.online import OnlineNB, OnlineWeightedNB
 from jaxnb.stream.prequential import prequential, prequential_jit
@@ -101,14 +102,39 @@ def test_second_level_with_level1_cuts_is_level1():
     np.testing.assert_allclose(L2, L1, rtol=1e-12)
 
 
-def test_binned_summaries_modl_refresh(summary="cpid"):
-    # GKClass runs the same code path (bins() + cumulated counts); its compile is slow, so the
-    # experiment and the benchmark exercise it
-    X, y = _data(n=600, p=3, c=2, seed=2)
-    est = OnlineNB(summary=summary, summary_size=20, second_level="modl", refresh_every=200)
+@pytest.mark.parametrize("summary", ["cpid", "gkclass"])
+def test_binned_summaries_modl_refresh(summary):
+    # blocks of 16 rows (GKClass compiles faster than with its default 64): refreshes after 192,
+    # 384 and 576 rows, so the final cuts are MODL on the final summary's bins
+    X, y = _data(n=576, p=3, c=2, seed=2)  # predictors 0 and 2 depend on the class, 1 is noise
+    est = OnlineNB(
+        summary=summary,
+        summary_chunk=16,
+        summary_size=20,
+        second_level="modl",
+        refresh_every=192,
+    )
     est.fit(X, y)
     cuts = np.asarray(est.state_.cuts)
-    assert cuts.shape[0] == 3 and np.isfinite(cuts).any()  # the relevant predictors get cuts
+    assert cuts.shape == (3, 19)
+    finite = np.isfinite(cuts)
+    assert finite[0].any() and finite[2].any() and not finite[1].any()
+    cu1, co1 = (np.asarray(a) for a in est.state_.summary.bins())
+    ref = modl_cuts_from_counts(cu1, co1)
+    for i in range(3):
+        np.testing.assert_allclose(cuts[i, finite[i]], ref[i], rtol=1e-12, err_msg=f"{i=}")
+    # the posterior from the MODL intervals in NumPy: level-1 bin b = (cu[b-1], cu[b]] lies in
+    # interval #{cuts < cu[b]}; log P(interval | k) Laplace-smoothed, prior smoothed by 1
+    n_k = co1[0].sum(0)
+    joint = np.log(n_k + 1.0) - np.log(n_k.sum() + 2.0) + np.zeros((len(y), 1))
+    for i in range(3):
+        upper = np.append(cu1[i], np.inf)
+        inter = np.zeros((len(ref[i]) + 1, 2))
+        np.add.at(inter, np.searchsorted(ref[i], upper, "left"), co1[i])
+        lp = np.log(inter + 1.0) - np.log(n_k + len(inter))
+        joint += lp[np.searchsorted(ref[i], X[:, i], "left")]
+    post = joint - np.logaddexp(joint[:, 0], joint[:, 1])[:, None]
+    np.testing.assert_allclose(est.predict_log_proba(X), post, rtol=1e-10, atol=1e-12)
     assert est.score(X, y) > 0.55
 
 

@@ -56,6 +56,24 @@ def slsqp_simplex(v):
     return res.x
 
 
+def lasso_cd(A, b, lam, sweeps=100_000, tol=1e-15):
+    """min 0.5 ||A x - b||^2 + lam ||x||_1 by cyclic coordinate descent (float64 NumPy)."""
+    x = np.zeros(A.shape[1])
+    col_sq = np.sum(A * A, axis=0)
+    r = b - A @ x
+    for _ in range(sweeps):
+        change = 0.0
+        for j in range(A.shape[1]):
+            rho = A[:, j] @ r + col_sq[j] * x[j]
+            new = np.sign(rho) * max(abs(rho) - lam, 0.0) / col_sq[j]
+            r -= A[:, j] * (new - x[j])
+            change = max(change, abs(new - x[j]))
+            x[j] = new
+        if change < tol:
+            break
+    return x
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("m", [1, 2, 5, 9])
 def test_project_simplex_matches_references(seed, m):
@@ -394,3 +412,26 @@ def test_fista_init_step_decrease():
     assert int(state.num_steps) == 30
     assert values[-1] < values[0] - 1e-3
     assert float(state.step_size) <= 1.0
+    # run to convergence, solve_fista's limit is the Lasso solution (NumPy coordinate descent);
+    # lam = 1 zeroes predictor 1 exactly
+    solve = jax.jit(
+        lambda lam: solve_fista(
+            smooth,
+            lambda z, s: jnp.sign(z) * jnp.maximum(jnp.abs(z) - lam * s, 0.0),
+            jnp.zeros(4),
+            tol=1e-12,
+            max_steps=20_000,
+        )
+    )
+    for lam in (0.1, 1.0):
+        x, info = solve(lam)
+        assert bool(info.converged)
+        ref = lasso_cd(np.asarray(A), np.ones(10), lam)
+        np.testing.assert_allclose(np.asarray(x), ref, rtol=0, atol=1e-7, err_msg=f"{lam=}")
+        obj = lambda v, lam=lam: (
+            0.5 * np.sum((np.asarray(A) @ v - 1.0) ** 2) + lam * np.sum(np.abs(v))
+        )
+        np.testing.assert_allclose(obj(np.asarray(x)), obj(ref), rtol=1e-12)
+        assert np.count_nonzero(ref) == (4 if lam == 0.1 else 3)
+        if lam == 1.0:
+            assert float(x[1]) == 0.0

@@ -172,8 +172,22 @@ def test_cpid_constant_intervals_exact_totals(order):
     assert (np.diff(breaks, axis=1) >= 0).all()
     # intervals are reasonably balanced: none holds a large part of the data
     assert counts.sum(axis=2).max() <= 0.2 * 5000
-    lp = np.asarray(s.log_prob(x[:5]))
-    assert lp.shape == (5, 2, 2) and np.isfinite(lp).all()
+    # log P(x in interval b | j) = log (N_bj + 1) - log (N_j + B), B = 30 intervals; interval b is
+    # (breaks[b-1], breaks[b]], values beyond the range fall in the outer intervals
+    q = np.concatenate([x[:200], [[-50.0, -50.0], [50.0, 50.0], [np.nan, 0.0]], breaks[:, :3].T])
+    lp = np.asarray(s.log_prob(q))
+    assert lp.shape == (206, 2, 2)
+    for i in range(2):
+        c = counts[i].astype(float)
+        code = np.searchsorted(breaks[i], q[:, i], side="left")
+        ref = np.log(c[code] + 1.0) - np.log(c.sum(0) + 30.0)
+        ref[np.isnan(q[:, i])] = 0.0  # missing values contribute 0
+        np.testing.assert_allclose(lp[:, i], ref, rtol=1e-12, atol=1e-14)
+    # one value per interval (each break tops its own interval): probabilities sum to one per class
+    tops = np.concatenate([breaks, breaks[:, -1:] + 1.0], axis=1).T  # (30, 2)
+    assert all((np.searchsorted(breaks[i], tops[:, i]) == np.arange(30)).all() for i in range(2))
+    total = np.exp(np.asarray(s.log_prob(tops))).sum(0)
+    np.testing.assert_allclose(total, np.ones((2, 2)), rtol=1e-12)
 
 
 def test_cpid_chunk_one_matches_jit_and_row_order():

@@ -184,6 +184,8 @@ def _second_level_log_prob(summary, cuts2, values, smoothing):
     p, _, c = counts.shape
     cum = jnp.concatenate([jnp.zeros((p, 1, c), counts.dtype), jnp.cumsum(counts, axis=1)], axis=1)
     nb = jnp.sum(cuts1[:, None, :] <= cuts2[:, :, None], axis=-1)  # (p, s) bins below each cut
+    # a +inf padding cut lies above every level-1 bin, the last (open) one included
+    nb = jnp.where(jnp.isposinf(cuts2), cum.shape[1] - 1, nb)
     at = jnp.take_along_axis(cum, nb[:, :, None], axis=1)  # (p, s, c)
     full = jnp.concatenate([jnp.zeros((p, 1, c), counts.dtype), at, cum[:, -1:]], axis=1)
     inter = jnp.diff(full, axis=1)  # (p, s + 1, c)

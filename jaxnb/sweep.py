@@ -981,7 +981,8 @@ def _check_sweep_data(d, n_states, n_classes):
                 )
         if c.shape[2] != len(n_states):
             raise ValueError(f"{k} has {c.shape[2]} columns but n_states has {len(n_states)}")
-        if c.size:
+        # one overall min / max first (a fast flat reduction); per column only when needed
+        if c.size and not (c.min() >= -1 and c.max() < states.min()):
             lo, hi = c.min(axis=(0, 1)), c.max(axis=(0, 1))
             if (lo < -1).any():
                 i = int(np.argmax(lo < -1))
@@ -1001,7 +1002,10 @@ def _check_sweep_data(d, n_states, n_classes):
         v = d[k]
         if v.dtype.kind not in "iubf":
             raise TypeError(f"{k} must hold real numbers; got dtype {v.dtype}")
-        if v.dtype.kind == "f" and np.isinf(v).any():
+        # a finite sum proves there is no inf (NaN = missing makes it non-finite: look closer)
+        with np.errstate(over="ignore"):
+            finite_sum = v.dtype.kind != "f" or np.isfinite(v.sum())
+        if not finite_sum and np.isinf(v).any():
             raise ValueError(f"{k} must not hold +/-inf (NaN marks a missing value)")
     for k in ("weight_train", "weight_test"):
         if k not in d:

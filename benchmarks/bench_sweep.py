@@ -28,10 +28,12 @@ experiments/fsnb_table1.py (which runs on the same sweep):
 recorded before the section "with CFS+NB in the grid" had no CFS+NB, whose search then kept its
 open list on the host.)
 
-Both sides run in float64 (so "identical" can be asserted exactly: test errors equal to 1e-12,
-selected-predictor counts equal) and both are timed warm (each compiled once on one data set
-before the clock starts); the cold times (compilation included) are printed too. Target: the sweep
-is >= 5x faster than the loop over the whole grid.
+Both sides run in float64 by default, the dtype of experiments/fsnb_table1.py (so "identical" can
+be asserted exactly: test errors equal to 1e-12, selected-predictor counts equal); ``--dtype
+float32`` runs both sides in JAX's default precision instead (then test errors are compared to
+1e-6, which still means equal error counts on 3000 test rows). Both are timed warm (each compiled
+once on one data set before the clock starts); the cold times (compilation included) are printed
+too. Target: the sweep is >= 5x faster than the loop over the whole grid.
 
 On CPU the process exposes one XLA device per core (``--cpu-devices``, default all cores, set via
 XLA_FLAGS before JAX starts), so the sweep splits the data sets over the cores; the loop runs one
@@ -39,7 +41,7 @@ fit at a time, as a user would.
 
 Usage: python benchmarks/bench_sweep.py [--datasets 100] [--quick]
                                         [--methods nb,fsnb,group_lasso,snb,wnb,cfs]
-                                        [--cpu-devices N]
+                                        [--cpu-devices N] [--dtype float64|float32]
 """
 
 from __future__ import annotations
@@ -48,6 +50,16 @@ import argparse
 import os
 import sys
 import time
+
+
+def _early_dtype(argv):
+    """--dtype decides jax_enable_x64, which must be set before any array is built."""
+    for i, a in enumerate(argv):
+        if a == "--dtype" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--dtype="):
+            return a.split("=", 1)[1]
+    return "float64"
 
 
 def _early_cpu_devices(argv):
@@ -68,7 +80,8 @@ if __name__ == "__main__":
 
 import jax  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
+if _early_dtype(sys.argv[1:]) != "float32":
+    jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
@@ -169,12 +182,12 @@ def run_loop(data, n_states, methods, datasets):
     return out, time.perf_counter() - t0
 
 
-def check_identical(res, loop, methods):
+def check_identical(res, loop, methods, tol=1e-12):
     bad = []
     for m in methods:
         arr = res[m].arrays
         for (d, h), (err, count) in loop[m].items():
-            if err is not None and abs(arr["test_error"][d, h, 0, 0] - err) > 1e-12:
+            if err is not None and abs(arr["test_error"][d, h, 0, 0] - err) > tol:
                 bad.append((m, d, h, "test_error", arr["test_error"][d, h, 0, 0], err))
             if count is not None:
                 key = "n_active" if m == "group_lasso" else "n_selected"
@@ -198,14 +211,25 @@ def main(argv=None):
         default=os.cpu_count(),
         help="XLA CPU devices (one per core by default; read before JAX starts)",
     )
+    ap.add_argument(
+        "--dtype",
+        choices=("float64", "float32"),
+        default="float64",
+        help="floating dtype of both sides (read before JAX starts; default float64 as in "
+        "the Table-1 experiment)",
+    )
     args = ap.parse_args(argv)
+    if args.dtype != _early_dtype(sys.argv[1:] if argv is None else argv):
+        ap.error("--dtype must be given on the command line (it is read before JAX starts)")
+    tol = 1e-12 if args.dtype == "float64" else 1e-6
     n_ds = 10 if args.quick else args.datasets
     methods = [m for m in METHODS if m in available_sweep_methods()]
     if args.methods:
         methods = [m for m in args.methods.split(",") if m in methods]
     print(
         f"devices: {jax.devices()}; cpus: {os.cpu_count()}; load average: "
-        f"{os.getloadavg()[0]:.1f}; methods: {methods}; {n_ds} data sets x 4 scenarios",
+        f"{os.getloadavg()[0]:.1f}; dtype: {args.dtype}; methods: {methods}; "
+        f"{n_ds} data sets x 4 scenarios",
         flush=True,
     )
     per = {
@@ -221,7 +245,7 @@ def main(argv=None):
             res, t_sweep = run_sweep(data, n_states, [m])
             _, t_loop_cold = run_loop(data, n_states, [m], [0])  # compiles the estimator
             loop, t_loop = run_loop(data, n_states, [m], range(n_ds))
-            bad = check_identical(res, loop, [m])
+            bad = check_identical(res, loop, [m], tol)
             for b in bad[:5]:
                 print("   mismatch:", b)
             err = float(res[m].arrays["test_error"].mean(axis=(0, 2, 3)).min())

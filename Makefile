@@ -27,7 +27,7 @@ demo: $(VENV)/.installed
 	$(PY) -m jaxnb compare
 
 # PYTEST_WORKERS: pytest-xdist processes, whole test files per process (0 = no xdist); two fill
-# a 2-core machine (about 10 min instead of 14: much of the suite is single-threaded compilation)
+# a 2-core machine (10-12 min instead of 14-15: much of the suite is single-threaded compilation)
 PYTEST_WORKERS ?= 2
 test: $(VENV)/.installed-test
 	XLA_FLAGS="--xla_force_host_platform_device_count=4 $${XLA_FLAGS:-}" $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests

@@ -199,6 +199,23 @@ def test_prequential_jit_is_test_then_train():
     np.testing.assert_array_equal(res.n_seen, [25, 50, 60])
 
 
+def test_prequential_mixed_type_labels_equal_integer_codes():
+    """Labels of mixed Python types (0 and "a") are sorted like the estimators sort them; both
+    prequential drivers give exactly the run on the integer codes 0/1 (0 sorts before "a")."""
+    X, y = _data(n=60, p=3, c=2, seed=6)
+    mixed = np.array([0 if v == 0 else "a" for v in y], dtype=object)
+    for run in (
+        lambda yy: prequential(OnlineNB(), X, yy, batch_size=10, report_every=20, verbose=False),
+        lambda yy: prequential_jit(OnlineNB(), X, yy, report_every=20, verbose=False),
+    ):
+        want, got = run(y), run(mixed)
+        assert 0 < want.n_correct < want.n_tested
+        assert (got.n_correct, got.n_tested) == (want.n_correct, want.n_tested)
+        np.testing.assert_array_equal(got.accuracy, want.accuracy)
+    with pytest.raises(ValueError, match="y contains NaN"):
+        prequential(OnlineNB(), X, np.where(np.arange(60) == 3, np.nan, y), verbose=False)
+
+
 def test_validation_errors():
     X, y = _data(n=10)
     with pytest.raises(ValueError, match="summary must be"):

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data import encode_labels
+
 __all__ = ["PrequentialResult", "prequential", "prequential_jit"]
 
 
@@ -58,6 +60,14 @@ def _check(X, y, batch_size, report_every):
     return X, y
 
 
+def _classes(y, classes):
+    """The label set passed to every block: all of y's labels (sorted like the estimators sort
+    them, mixed types included), or the caller's ``classes``."""
+    if classes is None:
+        return encode_labels(y, name="y")[0]
+    return np.asarray(classes)
+
+
 def prequential(
     model,
     X,
@@ -70,7 +80,7 @@ def prequential(
 ) -> PrequentialResult:
     """Test-then-train over (X, y) in blocks of `batch_size`; curve sampled every `report_every`."""
     X, y = _check(X, y, batch_size, report_every)
-    classes = np.unique(y) if classes is None else np.asarray(classes)
+    classes = _classes(y, classes)
     n = X.shape[0]
     correct = tested = 0
     seen, acc = [], []
@@ -109,7 +119,7 @@ def prequential_jit(
 
     Runs `report_every` rows per compiled call (one compilation; the last call may be shorter)."""
     X, y = _check(X, y, 1, report_every)
-    classes = np.unique(y) if classes is None else np.asarray(classes)
+    classes = _classes(y, classes)
     n = X.shape[0]
     correct = tested = 0
     seen, acc = [], []

@@ -66,6 +66,33 @@ def _pad_rows(a, m, repeat_first=False):
     return out
 
 
+def _check_scores(scores, values):
+    """Rows whose class scores are undefined (NaN, or -inf for every class) raise a ValueError
+    instead of coming back as NaN posteriors or an arbitrary argmax.
+
+    The usual cause is a continuous value so far from every class that the squared standardised
+    distance overflows the floating dtype (|x - mu| / sigma above ~1.8e19 in float32, ~1e154 in
+    float64); with alpha = 0 it can also be a discrete state that no class has seen."""
+    if scores.size == 0:
+        return
+    bad = np.isnan(scores).any(axis=1) | ~(scores > -np.inf).any(axis=1)
+    if not bad.any():
+        return
+    rows = np.flatnonzero(bad)
+    big = ""
+    if values.size:
+        vmax = float(np.nanmax(np.abs(np.where(np.isfinite(values[rows]), values[rows], 0.0))))
+        big = f" (largest |continuous value| in those rows: {vmax:.3g})"
+    dtype = np.dtype(scores.dtype).name
+    raise ValueError(
+        f"X rows {rows[:5].tolist()}{' ...' if rows.size > 5 else ''} ({rows.size} in all) get no "
+        f"finite class score in {dtype}{big}: a continuous value too far from every class for "
+        f"the squared standardised distance to fit in {dtype}, or (alpha = 0) a discrete state "
+        "no class has seen. Rescale or clip X, enable float64 "
+        "(jax.config.update('jax_enable_x64', True)), or use alpha > 0"
+    )
+
+
 class BaseNB:
     """Shared machinery: parameters, input encoding, prediction from ``_log_joint_scores``.
 
@@ -228,7 +255,9 @@ class BaseNB:
         lj = self._log_joint_scores(_device(codes), _device(values))
         if log_softmax:
             lj = jax.nn.log_softmax(lj, axis=-1)
-        return np.asarray(lj)[:n]
+        out = np.asarray(lj)[:n]
+        _check_scores(out, values[:n])
+        return out
 
     def decision_function(self, X):
         """Unnormalized per-class log scores (n, c)."""

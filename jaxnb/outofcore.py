@@ -1327,12 +1327,14 @@ def predict_out_of_core(
     @jax.jit
     def finish_scores(codes, values):
         s = scores_fn(codes, values)
+        # rows with no defined class score (as `BaseNB` predictions check): flagged per row
+        undefined = jnp.isnan(s).any(axis=-1) | ~(s > -jnp.inf).any(axis=-1)
         if method == "predict":
-            return jnp.argmax(s, axis=-1).astype(jnp.int32)
+            return jnp.argmax(s, axis=-1).astype(jnp.int32), undefined
         if method == "decision_function":
-            return s
+            return s, undefined
         lp = jax.nn.log_softmax(s, axis=-1)
-        return lp if method == "predict_log_proba" else jnp.exp(lp)
+        return (lp if method == "predict_log_proba" else jnp.exp(lp)), undefined
 
     def dispatch(h, dev):
         codes, values, status = _split_step(
@@ -1341,8 +1343,17 @@ def predict_out_of_core(
         return status, finish_scores(codes, values)
 
     def finish(h, res):
-        status, scores = res
+        status, (scores, undefined) = res
         _raise_status(np.asarray(status), h.start, "predict")
+        bad = np.flatnonzero(np.asarray(undefined)[: h.n_valid])
+        if bad.size:
+            raise ValueError(
+                f"rows {(h.start + bad[:5]).tolist()}{' ...' if bad.size > 5 else ''} of the "
+                f"source get no finite class score in {dtype_like.dtype.name}: a continuous value "
+                "too far from every class for the squared standardised distance to fit, or "
+                "(alpha = 0) a discrete state no class has seen. Rescale or clip the data, enable "
+                "float64 (jax.config.update('jax_enable_x64', True)), or use alpha > 0"
+            )
         block = np.asarray(scores)[: h.n_valid]
         if method == "predict":
             block = estimator.classes_[block]

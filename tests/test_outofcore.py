@@ -78,6 +78,25 @@ def test_memmap_and_npy_path_equal_in_memory_fit(tmp_path, kind, capsys):
     np.testing.assert_array_equal(out, ref.predict(X))
 
 
+def test_chunked_prediction_names_rows_without_a_class_score(tmp_path):
+    """A value whose squared standardised distance overflows (1e200 in float64) gives -inf for
+    every class: chunked prediction raises with the row's index in the source, as the in-memory
+    estimator does, for every method."""
+    X, y, _ = _table(2, n=900)
+    model = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X, y)
+    X[777, 3] = 1e200
+    np.save(tmp_path / "X.npy", X)
+    for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
+        with pytest.raises(ValueError, match=r"rows \[777\] of the source get no finite class"):
+            predict_out_of_core(
+                model, tmp_path / "X.npy", method=method, chunk_rows=300, progress=False
+            )
+        with pytest.raises(ValueError, match=r"X rows \[77\] \(1 in all\)"):
+            getattr(model, method)(X[700:])
+    ok = predict_out_of_core(model, X[:700], method="predict_proba", progress=False)
+    np.testing.assert_allclose(ok, model.predict_proba(X[:700]), rtol=1e-10, atol=1e-12)
+
+
 def test_iterator_of_uneven_chunks_with_labels_and_missing_values():
     X, y, _ = _table(1, n=1500, missing=True)
     labels = np.array(["ham", "spam", "eggs"])[y]

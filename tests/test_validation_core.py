@@ -45,6 +45,30 @@ def test_float32_overflow_of_values_and_weights_is_an_error():
     assert np.isfinite(p64).all()
 
 
+def test_scores_that_overflow_are_an_error_not_nan():
+    """|x| ~ 1e20 is representable in float32 but (x - mu)^2 / sigma^2 is not: every class score
+    is -inf and the posterior would be NaN. It raises, naming the row; float64 scores it, and
+    the float64 answer (the class with the widest Gaussian) is what float32 gives up to 1e19."""
+    X, y = _data()
+    X[:, 2] = np.where(y == 1, 3.0, 1.0) * X[:, 2]  # class 1 has the wider column 2
+    Xt = np.array([[0.1, 0.2, 0.0], [0.1, 0.2, 1e20]])
+    with jax.enable_x64(False):
+        m = jaxnb.NaiveBayes().fit(X, y)
+        for call in (m.predict, m.predict_proba, m.predict_log_proba, m.decision_function):
+            with pytest.raises(ValueError, match=r"X rows \[1\] \(1 in all\).*1e\+20.*float64"):
+                call(Xt)
+        assert m.predict(np.array([[0.1, 0.2, 1e19]]))[0] == 1
+        assert np.isfinite(m.predict_proba(Xt[:1])).all()
+    p64 = jaxnb.NaiveBayes().fit(X, y).predict_proba(Xt)
+    assert np.isfinite(p64).all() and p64[1, 1] == 1.0
+    # with Laplace smoothing off, a discrete state no class has seen has no score either
+    Xm, ym = _mixed()
+    Xm[:, 0] = np.minimum(Xm[:, 0], 1)  # state 2 of column 0 never seen
+    m0 = jaxnb.NaiveBayes(discrete=[0, 1], alpha=0.0, n_states=[3, 3]).fit(Xm, ym)
+    with pytest.raises(ValueError, match=r"X rows \[0\].*alpha = 0"):
+        m0.predict(np.r_[[[2, 0, 0.1, 0.2, 0.3]]])
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [

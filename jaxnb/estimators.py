@@ -66,31 +66,43 @@ def _pad_rows(a, m, repeat_first=False):
     return out
 
 
-def _check_scores(scores, values):
-    """Rows whose class scores are undefined (NaN, or -inf for every class) raise a ValueError
-    instead of coming back as NaN posteriors or an arbitrary argmax.
+def undefined_score_rows(scores, xp=np):
+    """Rows of ``scores (n, c)`` with no defined class score: a NaN, or -inf for every class.
 
-    The usual cause is a continuous value so far from every class that the squared standardised
-    distance overflows the floating dtype (|x - mu| / sigma above ~1.8e19 in float32, ~1e154 in
-    float64); with alpha = 0 it can also be a discrete state that no class has seen."""
-    if scores.size == 0:
-        return
-    bad = np.isnan(scores).any(axis=1) | ~(scores > -np.inf).any(axis=1)
-    if not bad.any():
-        return
-    rows = np.flatnonzero(bad)
-    big = ""
-    if values.size:
-        vmax = float(np.nanmax(np.abs(np.where(np.isfinite(values[rows]), values[rows], 0.0))))
-        big = f" (largest |continuous value| in those rows: {vmax:.3g})"
-    dtype = np.dtype(scores.dtype).name
-    raise ValueError(
-        f"X rows {rows[:5].tolist()}{' ...' if rows.size > 5 else ''} ({rows.size} in all) get no "
-        f"finite class score in {dtype}{big}: a continuous value too far from every class for "
-        f"the squared standardised distance to fit in {dtype}, or (alpha = 0) a discrete state "
-        "no class has seen. Rescale or clip X, enable float64 "
+    ``xp``: ``np`` on host arrays, ``jnp`` inside compiled code (chunked prediction)."""
+    return xp.isnan(scores).any(axis=-1) | ~(scores > -xp.inf).any(axis=-1)
+
+
+def undefined_scores_error(rows, dtype, what="X rows", detail=""):
+    """The ValueError for `undefined_score_rows` (``rows``: their indices, as the caller names
+    them). The usual cause is a continuous value so far from every class that the squared
+    standardised distance overflows the dtype (|x - mu| / sigma above ~1.8e19 in float32, ~1e154
+    in float64); with alpha = 0 it can also be a discrete state no class has seen."""
+    dtype = np.dtype(dtype).name
+    more = " ..." if len(rows) > 5 else ""
+    return ValueError(
+        f"{what} {list(map(int, rows[:5]))}{more} ({len(rows)} in all) get no finite class score "
+        f"in {dtype}{detail}: a continuous value too far from every class for the squared "
+        f"standardised distance to fit in {dtype}, or (alpha = 0) a discrete state no class has "
+        "seen. Rescale or clip the data, enable float64 "
         "(jax.config.update('jax_enable_x64', True)), or use alpha > 0"
     )
+
+
+def _check_scores(scores, values):
+    """Predictions never return NaN posteriors or an arbitrary argmax: rows found by
+    `undefined_score_rows` raise, with the largest continuous value of those rows."""
+    if scores.size == 0:
+        return
+    rows = np.flatnonzero(undefined_score_rows(scores))
+    if rows.size == 0:
+        return
+    detail = ""
+    if values.size:
+        v = values[rows]
+        vmax = float(np.abs(np.where(np.isfinite(v), v, 0.0)).max())
+        detail = f" (largest |continuous value| in those rows: {vmax:.3g})"
+    raise undefined_scores_error(rows, scores.dtype, detail=detail)
 
 
 class BaseNB:

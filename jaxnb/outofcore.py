@@ -58,7 +58,7 @@ import numpy as np
 from jax import lax
 
 from ._dtypes import float_dtype
-from .estimators import NaiveBayes
+from .estimators import NaiveBayes, undefined_score_rows, undefined_scores_error
 from .suffstats import (
     SuffStats,
     _block_sums,
@@ -1327,8 +1327,7 @@ def predict_out_of_core(
     @jax.jit
     def finish_scores(codes, values):
         s = scores_fn(codes, values)
-        # rows with no defined class score (as `BaseNB` predictions check): flagged per row
-        undefined = jnp.isnan(s).any(axis=-1) | ~(s > -jnp.inf).any(axis=-1)
+        undefined = undefined_score_rows(s, jnp)  # raised on the host, as `BaseNB` does
         if method == "predict":
             return jnp.argmax(s, axis=-1).astype(jnp.int32), undefined
         if method == "decision_function":
@@ -1347,13 +1346,7 @@ def predict_out_of_core(
         _raise_status(np.asarray(status), h.start, "predict")
         bad = np.flatnonzero(np.asarray(undefined)[: h.n_valid])
         if bad.size:
-            raise ValueError(
-                f"rows {(h.start + bad[:5]).tolist()}{' ...' if bad.size > 5 else ''} of the "
-                f"source get no finite class score in {dtype_like.dtype.name}: a continuous value "
-                "too far from every class for the squared standardised distance to fit, or "
-                "(alpha = 0) a discrete state no class has seen. Rescale or clip the data, enable "
-                "float64 (jax.config.update('jax_enable_x64', True)), or use alpha > 0"
-            )
+            raise undefined_scores_error(h.start + bad, dtype_like.dtype, what="source rows")
         block = np.asarray(scores)[: h.n_valid]
         if method == "predict":
             block = estimator.classes_[block]

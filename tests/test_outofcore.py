@@ -87,7 +87,9 @@ def test_chunked_prediction_names_rows_without_a_class_score(tmp_path):
     X[777, 3] = 1e200
     np.save(tmp_path / "X.npy", X)
     for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
-        with pytest.raises(ValueError, match=r"rows \[777\] of the source get no finite class"):
+        with pytest.raises(
+            ValueError, match=r"source rows \[777\] \(1 in all\) get no finite class"
+        ):
             predict_out_of_core(
                 model, tmp_path / "X.npy", method=method, chunk_rows=300, progress=False
             )

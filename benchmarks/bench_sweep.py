@@ -52,24 +52,20 @@ import sys
 import time
 
 
-def _early_dtype(argv):
-    """--dtype decides jax_enable_x64, which must be set before any array is built."""
+def _early_option(argv, flag, default):
+    """The value of ``flag`` on the command line (last one wins), read before argparse runs:
+    --cpu-devices and --dtype must act before JAX initializes its backends / builds arrays."""
+    value = default
     for i, a in enumerate(argv):
-        if a == "--dtype" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--dtype="):
-            return a.split("=", 1)[1]
-    return "float64"
+        if a == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif a.startswith(flag + "="):
+            value = a.split("=", 1)[1]
+    return value
 
 
 def _early_cpu_devices(argv):
-    """--cpu-devices must act before JAX initializes its backends."""
-    n = os.cpu_count() or 1
-    for i, a in enumerate(argv):
-        if a == "--cpu-devices" and i + 1 < len(argv):
-            n = int(argv[i + 1])
-        elif a.startswith("--cpu-devices="):
-            n = int(a.split("=", 1)[1])
+    n = int(_early_option(argv, "--cpu-devices", os.cpu_count() or 1))
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_force_host_platform_device_count" not in flags and n > 1:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
@@ -80,7 +76,7 @@ if __name__ == "__main__":
 
 import jax  # noqa: E402
 
-if _early_dtype(sys.argv[1:]) != "float32":
+if _early_option(sys.argv[1:], "--dtype", "float64") != "float32":
     jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
@@ -219,7 +215,7 @@ def main(argv=None):
         "the Table-1 experiment)",
     )
     args = ap.parse_args(argv)
-    if args.dtype != _early_dtype(sys.argv[1:] if argv is None else argv):
+    if args.dtype != _early_option(sys.argv[1:] if argv is None else argv, "--dtype", "float64"):
         ap.error("--dtype must be given on the command line (it is read before JAX starts)")
     tol = 1e-12 if args.dtype == "float64" else 1e-6
     n_ds = 10 if args.quick else args.datasets

@@ -47,6 +47,12 @@ def _device(a):
 
 _BUCKET_MAX_ROWS = 1 << 18  # above this, a compilation is small next to the scoring itself
 
+#: Training sets up to this many rows are padded to the row buckets (`BaseNB._pad_training`) by the
+#: estimators whose fit (or KDE prediction) costs compute per row: there a compilation (0.3-3 s)
+#: costs far more than the padded rows; above it, the compute grows with the rows and a new size
+#: compiles once. (`NaiveBayes` pads up to `_BUCKET_MAX_ROWS`: its fit is one pass of sums.)
+_PAD_MAX_ROWS = 8192
+
 
 def _row_bucket(n: int) -> int:
     """Row count a prediction batch of n rows is padded to: at least 16, then 8 sizes per octave

@@ -27,7 +27,7 @@ from ._checks import check_bool as _check_bool
 from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
-from .estimators import BaseNB
+from .estimators import _PAD_MAX_ROWS, BaseNB
 from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
@@ -279,6 +279,16 @@ class GroupLassoNB(BaseNB):
         self._check_hyper()
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         t0 = time.perf_counter()
+        folds = ()
+        if self.penalty is None and self.selection == "cv":  # folds of the real rows, then padding
+            folds = (stratified_folds(y_enc, int(self.cv), self.random_state, arg_name="cv"),)
+            if np.bincount(folds[0], minlength=int(self.cv)).min() < 1:
+                raise ValueError(f"cv={self.cv} leaves an empty fold; lower cv")
+        # zero-weight padding rows: nearby training sizes share the compiled programs (every
+        # row-dependent quantity below is a weighted sum)
+        codes, values, y_enc, w, *folds = self._pad_training(
+            codes, values, y_enc, w, *folds, max_rows=_PAD_MAX_ROWS
+        )
         cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
         stats = self._stats(codes, values, y_enc, w)
         dtype = vl.dtype
@@ -348,9 +358,7 @@ class GroupLassoNB(BaseNB):
         if self.penalty is not None or self.selection == "aic":
             crit = aic
         else:
-            folds = stratified_folds(y_enc, int(self.cv), self.random_state, arg_name="cv")
-            if np.bincount(folds, minlength=int(self.cv)).min() < 1:
-                raise ValueError(f"cv={self.cv} leaves an empty fold; lower cv")
+            (folds,) = folds
             ll, err = _gl_cv(
                 cd,
                 vl,
@@ -492,18 +500,27 @@ class L1NB(BaseNB):
         self._check_hyper()
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         t0 = time.perf_counter()
+        val = ()
+        if self.selection == "validation":  # split of the real rows, then padding
+            val = (
+                validation_split(
+                    y_enc,
+                    float(self.validation_fraction),
+                    self.random_state,
+                    arg_name="validation_fraction",
+                ),
+            )
+        # zero-weight padding rows (LARS, AIC and validation accuracy are weighted over rows)
+        codes, values, y_enc, w, *val = self._pad_training(
+            codes, values, y_enc, w, *val, max_rows=_PAD_MAX_ROWS
+        )
         omega, P, B, path = self._path(codes, values, y_enc, w)
         if self.selection == "aic":
             sel = l1nb.aic_select(path, B, likelihood=self.aic_likelihood, weight=jnp.asarray(w))
             beta, crit = np.asarray(sel.beta), np.asarray(sel.criterion)
             idx = int(sel.index)
         else:
-            val = validation_split(
-                y_enc,
-                float(self.validation_fraction),
-                self.random_state,
-                arg_name="validation_fraction",
-            )
+            (val,) = val
             o_tr, _, _, p_tr = self._path(codes, values, y_enc, w * ~val)
             P_val, _ = _l1nb_b(o_tr, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc))
             sel = l1nb.validation_select(
@@ -622,6 +639,12 @@ class WeightedNB(BaseNB):
         self._check_hyper()
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         t0 = time.perf_counter()
+        if self.scheme == "gradient":
+            # zero-weight padding rows (the loss is a weighted mean over rows): nearby training
+            # sizes share the compiled trainer
+            codes, values, y_enc, w = self._pad_training(
+                codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
+            )
         cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
         stats = self._stats(codes, values, y_enc, w)
         self.params_ = _fit_mle(stats, self.alpha, self.var_smoothing)

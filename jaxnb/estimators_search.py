@@ -18,7 +18,7 @@ import numpy as np
 from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
-from .estimators import BaseNB
+from .estimators import _PAD_MAX_ROWS, BaseNB
 from .methods import selective as sel
 from .methods import stagewise as sw
 from .model_selection import kfold_stats, select_along_path, stratified_folds, validation_split
@@ -31,12 +31,6 @@ _fit_marginal = jax.jit(fit_marginal)
 _interpolate = jax.jit(interpolate)
 _fit_mle_k = jax.jit(jax.vmap(fit_mle, in_axes=(0, None, None)))
 _fit_marginal_k = jax.jit(jax.vmap(fit_marginal, in_axes=(0, None, None)))
-
-
-#: Training sets up to this many rows are padded to the row buckets (`BaseNB._pad_training`):
-#: there a compilation (~1 s) costs far more than the padded rows; above it, the search's compute
-#: grows with the rows and a new size compiles once.
-_PAD_MAX_ROWS = 8192
 
 _scores_alpha = jax.jit(sw.interpolated_scores)
 _scores_mask = jax.jit(sel.masked_scores)

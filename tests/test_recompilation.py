@@ -211,3 +211,60 @@ def test_search_estimators_do_not_pad_above_the_row_cap(compiles, monkeypatch):
     before = compiles.n
     jaxnb.StagewiseNB(epsilon=0.1, **kw).fit(X[:91], y[:91])  # above the cap: its own program
     assert compiles.n > before
+
+
+# Estimators whose fit (not only prediction) pads the training rows; the attributes compared
+# between a padded and an unpadded fit (the fitted model beyond its predictions).
+BATCH_CASES = [
+    ("GroupLassoNB", {"n_penalties": 6}, "D", ("path_", "support_", "penalty_"), 1e-9),
+    ("GroupLassoNB", {"n_penalties": 4, "selection": "cv", "cv": 3}, "C", ("path_",), 1e-9),
+    ("L1NB", {}, "C", ("coef_", "coef_path_", "criterion_path_"), 1e-9),
+    ("L1NB", {"selection": "validation"}, "D", ("coef_", "criterion_path_"), 1e-9),
+    # an iterative fit stopped at ``tol`` is only determined to about tol: the row sums' rounding
+    # (which the padding changes) moves the stopping point, so these run tight
+    ("WeightedNB", {"scheme": "gradient", "tol": 1e-11}, "C", ("weights_", "bias_"), 1e-7),
+    ("WeightedNB", {"scheme": "gradient", "solver": "adam"}, "D", ("weights_", "bias_"), 1e-7),
+]
+
+
+def _assert_same_attribute(name, got, want, rtol):
+    if isinstance(want, dict):
+        assert set(got) == set(want), name
+        for key in want:
+            _assert_same_attribute(f"{name}[{key!r}]", got[key], want[key], rtol)
+        return
+    want = np.asarray(want)
+    if want.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    else:
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 1e-3, err_msg=name)
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "kind", "attrs", "rtol"), BATCH_CASES, ids=lambda v: str(v)
+)
+def test_batch_estimators_pad_training_rows_without_changing_the_model(
+    name, options, kind, attrs, rtol, compiles, monkeypatch
+):
+    """The penalized, weighted, structure, kernel and filter estimators pad their training rows
+    like NaiveBayes (zero-weight copies of the first row; folds, validation splits and random
+    probes drawn on the real rows first): the fitted model equals an unpadded fit, and training
+    sets of nearby sizes share compiled programs (each new size used to compile for 0.3-3 s)."""
+    import jaxnb.estimators as est_mod
+
+    X, y, kw = _data(kind, 13)
+    make = lambda: getattr(jaxnb, name)(**options, **kw)  # noqa: E731
+    for n in (53, 101):
+        padded = make().fit(X[:n], y[:n])
+        with monkeypatch.context() as mp:
+            mp.setattr(est_mod, "_row_bucket", lambda k: k)
+            plain = make().fit(X[:n], y[:n])
+        for attr in attrs:
+            _assert_same_attribute(attr, getattr(padded, attr), getattr(plain, attr), rtol)
+        np.testing.assert_array_equal(padded.predict(X), plain.predict(X))
+        np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), rtol=rtol)
+    make().fit(X[:57], y[:57]).predict(X[:57])  # bucket 64
+    before = compiles.n
+    for n in range(58, 64):
+        make().fit(X[:n], y[:n]).predict(X[:n])
+    assert compiles.n == before

@@ -639,12 +639,11 @@ class WeightedNB(BaseNB):
         self._check_hyper()
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         t0 = time.perf_counter()
-        if self.scheme == "gradient":
-            # zero-weight padding rows (the loss is a weighted mean over rows): nearby training
-            # sizes share the compiled trainer
-            codes, values, y_enc, w = self._pad_training(
-                codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
-            )
+        # zero-weight padding rows (the Ferreira frequencies and bins and the gradient loss are
+        # weighted over rows): nearby training sizes share the compiled programs
+        codes, values, y_enc, w = self._pad_training(
+            codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
+        )
         cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
         stats = self._stats(codes, values, y_enc, w)
         self.params_ = _fit_mle(stats, self.alpha, self.var_smoothing)

@@ -36,7 +36,7 @@ from ._checks import check_fraction as _check_fraction
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._dtypes import float_dtype
-from .estimators import BaseNB
+from .estimators import _PAD_MAX_ROWS, BaseNB
 from .methods import filters as flt
 from .methods import kernel as kde
 from .methods import structure as st
@@ -216,6 +216,10 @@ class TAN(_Base):
         self.kind_ = self._resolve_kind(q, r)
         t0 = time.perf_counter()
         c = len(self.classes_)
+        # zero-weight padding rows (the tree and the parameters are weighted sums over rows)
+        codes, values, y_enc, w = self._pad_training(
+            codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
+        )
         yy, ww = jnp.asarray(y_enc), jnp.asarray(w)
         block_idx = self._internal_to_user()  # one kind: the block is every column
         root = int(np.flatnonzero(block_idx == self.root)[0])
@@ -325,6 +329,10 @@ class GaussianSemiNaiveNB(_Base):
             self.random_state,
             arg_name="validation_fraction",
         )
+        # zero-weight padding rows after the split of the real rows
+        codes, values, y_enc, w, val = self._pad_training(
+            codes, values, y_enc, w, val, max_rows=_PAD_MAX_ROWS
+        )
         fit_w, val_w = w * ~val, w * val
         args = (values, y_enc, values, y_enc, c, fit_w, val_w, float(self.ridge))
         if self.search == "fssj":
@@ -374,6 +382,12 @@ class _KernelBase(_Base):
                 f"sample_weight gives classes {self.classes_[empty].tolist()} zero "
                 f"total weight; every class needs rows for its density estimate"
             )
+        # zero-weight padding rows (a zero-weight sample point adds nothing to the KDE): nearby
+        # training sizes share the compiled fit and scorers; capped, as every prediction pays
+        # for the padded points
+        codes, values, y_enc, w = self._pad_training(
+            codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
+        )
         self._train = (jnp.asarray(values), jnp.asarray(y_enc), jnp.asarray(w))
         self.discrete_params_ = self._discrete_nb(codes, y_enc, w)
         self.class_log_prior_ = np.asarray(self._log_prior(y_enc, w))
@@ -590,7 +604,11 @@ class _FilterCore:
     equal-frequency bins (`filters.equal_frequency_codes`).
     """
 
-    def __init__(self, codes, values, y, w, n_states, n_classes, n_bins, var_smoothing):
+    def __init__(
+        self, codes, values, y, w, n_states, n_classes, n_bins, var_smoothing, n_rows=None
+    ):
+        # n_rows: the real rows (the first n_rows; the rest are zero-weight padding)
+        self.n_rows = codes.shape[0] if n_rows is None else int(n_rows)
         self.codes, self.values = jnp.asarray(codes), jnp.asarray(values)
         self.y, self.w = jnp.asarray(y), jnp.asarray(w)
         self.q, self.r = codes.shape[1], values.shape[1]
@@ -636,21 +654,29 @@ class _FilterCore:
         r"""L1NB §6.1 prefilter, per kind: keep X_i when its relevance is >= the largest relevance
         of ``n_probes`` random probes of the same kind (uniform ``probe_states``-state codes for
         discrete columns, standard normal values for continuous ones)."""
-        rng = np.random.default_rng(seed)
-        n = self.codes.shape[0]
-        pc = rng.integers(0, probe_states, (n, n_probes if self.q else 0)).astype(np.int32)
-        pv = rng.standard_normal((n, n_probes if self.r else 0)).astype(self.values.dtype)
-        codes = jnp.concatenate([self.codes.astype(jnp.int32), jnp.asarray(pc)], axis=1)
-        values = jnp.concatenate([self.values, jnp.asarray(pv)], axis=1)
-        states = self.n_states + (probe_states,) * pc.shape[1]
-        rel = np.asarray(self.relevance(codes, values, states))
-        qa = self.q + pc.shape[1]
+        rel, n_pc = self.probe_relevance(seed, n_probes, probe_states)
+        qa = self.q + n_pc
         keep = np.zeros(self.q + self.r, bool)
         if self.q:
             keep[: self.q] = rel[: self.q] >= rel[self.q : qa].max()
         if self.r:
             keep[self.q :] = rel[qa : qa + self.r] >= rel[qa + self.r :].max()
         return keep
+
+    def probe_relevance(self, seed, n_probes=3, probe_states=5):
+        """Relevance of [discrete, discrete probes, continuous, continuous probes] and the number
+        of discrete probes; the probes are drawn for the real rows (padding rows repeat the
+        first probe row), so padding the data does not change them."""
+        rng = np.random.default_rng(seed)
+        n, m = self.n_rows, self.codes.shape[0]
+        pc = rng.integers(0, probe_states, (n, n_probes if self.q else 0)).astype(np.int32)
+        pv = rng.standard_normal((n, n_probes if self.r else 0)).astype(self.values.dtype)
+        # padding rows (zero weight) repeat the first probe row, as they repeat the first data row
+        pc, pv = (np.concatenate([a, np.repeat(a[:1], m - n, axis=0)]) for a in (pc, pv))
+        codes = jnp.concatenate([self.codes.astype(jnp.int32), jnp.asarray(pc)], axis=1)
+        values = jnp.concatenate([self.values, jnp.asarray(pv)], axis=1)
+        states = self.n_states + (probe_states,) * pc.shape[1]
+        return np.asarray(self.relevance(codes, values, states)), pc.shape[1]
 
 
 def _ranking(core: _FilterCore, filter_name: str, k: int) -> np.ndarray:
@@ -759,6 +785,12 @@ class FilterNB(_FilterBase):
         if self.k is not None and self.k > p and self.filter in _RANKING_FILTERS:
             raise ValueError(f"k must be <= the number of columns ({p}); got k={self.k}")
         t0 = time.perf_counter()
+        n_rows = codes.shape[0]
+        # zero-weight padding rows (every filter statistic is weighted; probes drawn for the real
+        # rows): nearby training sizes share the compiled filters
+        codes, values, y_enc, w = self._pad_training(
+            codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
+        )
         core = _FilterCore(
             codes,
             values,
@@ -768,6 +800,7 @@ class FilterNB(_FilterBase):
             len(self.classes_),
             self.n_bins,
             self.var_smoothing,
+            n_rows=n_rows,
         )
         rel = np.asarray(core.relevance())
         mask = np.zeros(p, bool)
@@ -866,6 +899,12 @@ class FilterWrapperNB(_FilterBase):
             )
         t0 = time.perf_counter()
         c = len(self.classes_)
+        folds = stratified_folds(y_enc, self.cv, self.random_state, arg_name="cv")
+        # zero-weight padding rows after the folds of the real rows (the filters and the fold
+        # statistics are weighted): nearby training sizes share the compiled programs
+        codes, values, y_enc, w, folds = self._pad_training(
+            codes, values, y_enc, w, folds, max_rows=_PAD_MAX_ROWS
+        )
         core = _FilterCore(
             codes, values, y_enc, w, self.n_states_, c, self.n_bins, self.var_smoothing
         )
@@ -874,7 +913,6 @@ class FilterWrapperNB(_FilterBase):
         # nested-subset scores for filter_wrapper_forward: rank position of each predictor
         rank_score = np.empty(p)
         rank_score[order] = -np.arange(p, dtype=np.float64)
-        folds = stratified_folds(y_enc, self.cv, self.random_state, arg_name="cv")
         cd, vl, yy = jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc)
         train, _ = kfold_stats(
             cd,

@@ -224,6 +224,22 @@ BATCH_CASES = [
     # (which the padding changes) moves the stopping point, so these run tight
     ("WeightedNB", {"scheme": "gradient", "tol": 1e-11}, "C", ("weights_", "bias_"), 1e-7),
     ("WeightedNB", {"scheme": "gradient", "solver": "adam"}, "D", ("weights_", "bias_"), 1e-7),
+    ("WeightedNB", {}, "C", ("weights_",), 1e-9),
+    ("WeightedNB", {"state_weighting": "marginal"}, "D", ("weights_",), 1e-9),
+    ("TAN", {}, "D", ("tree_", "cmi_"), 1e-9),
+    ("TAN", {}, "C", ("tree_", "cmi_"), 1e-9),
+    ("GaussianSemiNaiveNB", {}, "C", ("groups_", "validation_error_"), 1e-9),
+    ("FlexibleNB", {}, "C", ("bandwidth_", "class_log_prior_"), 1e-9),
+    ("ParzenNB", {}, "C", ("bandwidth_",), 1e-9),
+    ("FlexibleTAN", {}, "C", ("tree_", "cmi_", "bandwidth_"), 1e-9),
+    ("FilterNB", {}, "D", ("support_", "scores_", "ranking_"), 1e-9),
+    ("FilterNB", {"filter": "mi"}, "C", ("support_", "scores_", "ranking_"), 1e-9),
+    ("FilterNB", {"filter": "mi"}, "D", ("support_", "scores_", "ranking_"), 1e-9),
+    ("FilterNB", {"filter": "cfs"}, "C", ("support_", "ranking_"), 1e-9),
+    ("FilterNB", {"filter": "mrmr", "k": 3}, "C", ("support_", "ranking_"), 1e-9),
+    ("FilterNB", {"filter": "cmim", "k": 3}, "D", ("support_", "ranking_"), 1e-9),
+    ("FilterWrapperNB", {"filter": "cmim", "cv": 3}, "D", ("support_", "cv_error_"), 1e-9),
+    ("FilterWrapperNB", {"cv": 3}, "C", ("support_", "cv_error_", "ranking_"), 1e-9),
 ]
 
 
@@ -254,17 +270,38 @@ def test_batch_estimators_pad_training_rows_without_changing_the_model(
 
     X, y, kw = _data(kind, 13)
     make = lambda: getattr(jaxnb, name)(**options, **kw)  # noqa: E731
-    for n in (53, 101):
-        padded = make().fit(X[:n], y[:n])
-        with monkeypatch.context() as mp:
-            mp.setattr(est_mod, "_row_bucket", lambda k: k)
-            plain = make().fit(X[:n], y[:n])
-        for attr in attrs:
-            _assert_same_attribute(attr, getattr(padded, attr), getattr(plain, attr), rtol)
-        np.testing.assert_array_equal(padded.predict(X), plain.predict(X))
-        np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), rtol=rtol)
+    padded = make().fit(X[:53], y[:53])  # 11 padding rows (bucket 64)
+    with monkeypatch.context() as mp:
+        mp.setattr(est_mod, "_row_bucket", lambda k: k)
+        plain = make().fit(X[:53], y[:53])
+    for attr in attrs:
+        _assert_same_attribute(attr, getattr(padded, attr), getattr(plain, attr), rtol)
+    np.testing.assert_array_equal(padded.predict(X), plain.predict(X))
+    np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), rtol=rtol)
     make().fit(X[:57], y[:57]).predict(X[:57])  # bucket 64
     before = compiles.n
-    for n in range(58, 64):
+    for n in range(58, 62):
         make().fit(X[:n], y[:n]).predict(X[:n])
     assert compiles.n == before
+
+
+def test_filter_probes_are_drawn_for_the_real_rows():
+    """The L1NB §6.1 probe columns of `FilterNB(filter="mi")` are drawn for the real rows and
+    padded like them, so their relevance (the selection threshold) does not depend on the
+    padding."""
+    from jaxnb.estimators import BaseNB
+    from jaxnb.estimators_structure import _FilterCore
+
+    rng = np.random.default_rng(14)
+    n = 53
+    codes = rng.integers(0, 3, (n, 3)).astype(np.int32)
+    values = rng.normal(size=(n, 2))
+    y = rng.integers(0, 3, n)
+    w = np.ones(n)
+    padded = BaseNB._pad_training(codes, values, y, w)
+    assert padded[0].shape[0] == 64
+    args = ((3, 3, 3), 3, 10, 1e-9)
+    plain_rel, n_pc = _FilterCore(codes, values, y, w, *args).probe_relevance(0)
+    pad_rel, n_pc_pad = _FilterCore(*padded, *args, n_rows=n).probe_relevance(0)
+    assert n_pc == n_pc_pad == 3 and plain_rel.shape == (11,)
+    np.testing.assert_allclose(pad_rel, plain_rel, rtol=1e-12, atol=1e-15)

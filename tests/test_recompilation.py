@@ -305,3 +305,33 @@ def test_filter_probes_are_drawn_for_the_real_rows():
     pad_rel, n_pc_pad = _FilterCore(*padded, *args, n_rows=n).probe_relevance(0)
     assert n_pc == n_pc_pad == 3 and plain_rel.shape == (11,)
     np.testing.assert_allclose(pad_rel, plain_rel, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_averaged_nb_search_pads_rows_without_changing_the_model(n_classes, compiles, monkeypatch):
+    """AveragedNB's MS(FFWBW) search pads its rows (zero contributions, weight 0) to the row
+    buckets: same weights, MAP subset and costs as unpadded, and training sets of nearby sizes
+    (above 256 rows, where the elementary-bin grid no longer grows with the rows) compile
+    nothing new."""
+    rng = np.random.default_rng(15)
+    n = 300
+    y = rng.integers(0, n_classes, n)
+    X = rng.normal(size=(n, 6))
+    X[:, :3] += 0.9 * y[:, None]
+    X[:, 3] = X[:, 0] + 0.1 * rng.normal(size=n)  # a redundant copy: the search must choose
+    padded = anb.AveragedNB().fit(X[:281], y[:281])  # bucket 288: 7 padding rows
+    with monkeypatch.context() as mp:
+        mp.setattr(anb, "_row_bucket", lambda k: k)
+        plain = anb.AveragedNB().fit(X[:281], y[:281])
+    np.testing.assert_allclose(padded.weights_, plain.weights_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(padded.selected_, plain.selected_)
+    assert padded.n_models_ == plain.n_models_
+    np.testing.assert_allclose(
+        [padded.map_cost_, padded.null_cost_], [plain.map_cost_, plain.null_cost_], rtol=1e-12
+    )
+    np.testing.assert_array_equal(padded.predict(X), plain.predict(X))
+    anb.AveragedNB().fit(X[:290], y[:290]).predict(X)  # bucket 320
+    before = compiles.n
+    for k in range(291, 296):
+        anb.AveragedNB().fit(X[:k], y[:k]).predict(X)
+    assert compiles.n == before

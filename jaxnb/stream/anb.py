@@ -64,7 +64,7 @@ from ..discretize import (
     modl_cuts_from_counts_many,
     modl_grouping,
 )
-from ..estimators import BaseNB
+from ..estimators import _PAD_MAX_ROWS, BaseNB, _row_bucket
 from .online import _numeric_X
 
 __all__ = [
@@ -240,22 +240,32 @@ _BLOCK = 8  # candidates evaluated per call of the search's compiled step
 
 
 @jax.jit
-def _flip_block(S, contrib, log_prior, y, pend_i, pend_s, idx, signs):
+def _flip_block(S, contrib, log_prior, y, row_w, pend_i, pend_s, idx, signs):
     """Search step, c classes: apply the pending move S += pend_s * contrib[pend_i], then the
-    NLL of each candidate S + signs[b] * contrib[idx[b]] `(B,)`. Returns (new S, NLLs)."""
+    NLL of each candidate S + signs[b] * contrib[idx[b]] `(B,)` (rows weighted by `row_w`: 1 for
+    the data, 0 for padding rows). Returns (new S, NLLs)."""
     S = S + pend_s * contrib[pend_i]
     S2 = S[None] + signs[:, None, None] * contrib[idx]  # (B, N, c)
     lsm = jax.nn.log_softmax(S2 + log_prior[None, None, :], axis=-1)
-    return S, -jnp.sum(jnp.take_along_axis(lsm, y[None, :, None], axis=2)[..., 0], axis=1)
+    true = jnp.take_along_axis(lsm, y[None, :, None], axis=2)[..., 0]
+    return S, -jnp.sum(row_w[None, :] * true, axis=1)
 
 
 @jax.jit
-def _flip_block_binary(z, contrib, pend_i, pend_s, idx, signs):
+def _flip_block_binary(z, contrib, row_w, pend_i, pend_s, idx, signs):
     r"""Search step, two classes: z = (2y - 1)(log-odds of class 1) `(N,)`, the NLL is
-    sum_r softplus(-z_r); `contrib[i]` holds predictor i's signed log-odds contributions."""
+    sum_r row_w_r softplus(-z_r); `contrib[i]` holds predictor i's signed log-odds
+    contributions."""
     z = z + pend_s * contrib[pend_i]
     z2 = z[None] + signs[:, None] * contrib[idx]  # (B, N)
-    return z, jnp.sum(jax.nn.softplus(-z2), axis=1)
+    return z, jnp.sum(row_w[None, :] * jax.nn.softplus(-z2), axis=1)
+
+
+def _pad_search_rows(a, m):
+    """``a`` with zero rows appended along axis 1 (contributions) up to m rows."""
+    pad = [(0, 0)] * a.ndim
+    pad[1] = (0, m - a.shape[1])
+    return np.pad(a, pad)
 
 
 def _prior_cost_py(k, p):
@@ -282,7 +292,9 @@ def ffwbw_search(codes_t, table, log_prior, y, orders):
     spends seconds in XLA compilation). A block's candidates up to the first accepted one are
     exactly those a one-by-one scan evaluates against the same model; the rest are re-evaluated
     after the move, so the result is the one-by-one scan's. Two classes use the log-odds margin
-    (one softplus per row instead of a c-way log-softmax).
+    (one softplus per row instead of a c-way log-softmax). Up to `_PAD_MAX_ROWS` rows, the rows
+    are padded to the estimators' row buckets with zero contributions and weight 0 (the NLL is a
+    weighted sum), so training sets of nearby sizes share the compiled step.
 
     Returns NumPy (weights `(p,)`, MAP mask `(p,)`, MAP cost, empty-model cost, models evaluated).
     """
@@ -291,23 +303,33 @@ def ffwbw_search(codes_t, table, log_prior, y, orders):
     dtype = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))  # float32 unless x64
     codes_t, table = np.asarray(codes_t), np.asarray(table, np.float64)
     lp, yy = np.asarray(log_prior, np.float64), np.asarray(y)
+    # Rows padded to a bucket size (zero contributions, weight 0) so that training sets of nearby
+    # sizes share the compiled step; not above _PAD_MAX_ROWS, where the step's compute per row
+    # outweighs a compilation.
+    n = codes_t.shape[1]
+    m = n if n > _PAD_MAX_ROWS else _row_bucket(n)
+    row_w = np.zeros(m, dtype)
+    row_w[:n] = 1.0
+    row_w = jax.device_put(row_w)
     # per-predictor log-contributions on the rows, gathered once (NumPy, no compilation)
     if table.shape[-1] == 2:
         sgn = (2.0 * yy - 1.0).astype(dtype)
         diff = (table[..., 1] - table[..., 0]).astype(dtype)  # (p, m)
-        contrib = jax.device_put(np.take_along_axis(diff, codes_t, axis=1) * sgn[None, :])
-        S0 = jax.device_put(sgn * dtype.type(lp[1] - lp[0]))
+        contrib = np.take_along_axis(diff, codes_t, axis=1) * sgn[None, :]
+        contrib = jax.device_put(_pad_search_rows(contrib, m))
+        S0 = jax.device_put(np.pad(sgn * dtype.type(lp[1] - lp[0]), (0, m - n)))
 
         def step(S, pend_i, pend_s, ii, ss):
-            return _flip_block_binary(S, contrib, pend_i, pend_s, ii, ss)
+            return _flip_block_binary(S, contrib, row_w, pend_i, pend_s, ii, ss)
     else:
         rows = np.arange(p)[:, None]
-        contrib = jax.device_put(table.astype(dtype)[rows, codes_t])  # (p, N, c)
-        S0 = jax.device_put(np.zeros((codes_t.shape[1], table.shape[-1]), dtype))
-        lp_d, y_d = jax.device_put(lp.astype(dtype)), jax.device_put(yy.astype(np.int32))
+        contrib = jax.device_put(_pad_search_rows(table.astype(dtype)[rows, codes_t], m))
+        S0 = jax.device_put(np.zeros((m, table.shape[-1]), dtype))
+        lp_d = jax.device_put(lp.astype(dtype))
+        y_d = jax.device_put(np.pad(yy.astype(np.int32), (0, m - n)))
 
         def step(S, pend_i, pend_s, ii, ss):
-            return _flip_block(S, contrib, lp_d, y_d, pend_i, pend_s, ii, ss)
+            return _flip_block(S, contrib, lp_d, y_d, row_w, pend_i, pend_s, ii, ss)
 
     zero_i, zero_s = np.asarray(0, np.int32), np.asarray(0.0, dtype)
 

@@ -33,14 +33,12 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import jax.monitoring  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxnb  # noqa: E402
+from jaxnb.cache import count_compilations  # noqa: E402
 from jaxnb.datasets import make_table1_batch  # noqa: E402
 from jaxnb.stream import anb, online  # noqa: E402
-
-_BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
 
 CONFIGS = [  # (estimator, options, data kind, scikit-learn peer of the same model or None)
     ("NaiveBayes", {}, "D", "CategoricalNB"),
@@ -60,15 +58,6 @@ CONFIGS = [  # (estimator, options, data kind, scikit-learn peer of the same mod
     ("FlexibleNB", {}, "C", None),
     ("AveragedNB", {}, "C", None),
 ]
-
-
-class _Counter:
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self, event, duration, **kwargs):
-        if event == _BACKEND_COMPILE:
-            self.n += 1
 
 
 def _estimator(name):
@@ -98,48 +87,48 @@ def main(argv=None):
         d = {k: np.asarray(v) for k, v in d.items()}
         X = "codes" if kind == "D" else "values"
         data[kind] = (d[X + "_train"], d["y_train"], d[X + "_test"], list(ns))
-    counter = _Counter()
-    jax.monitoring.register_event_duration_secs_listener(counter)
     print(
         f"backend {jax.default_backend()}, {os.cpu_count()} CPUs, {platform.processor() or '?'}, "
         f"load {os.getloadavg()[0]:.1f}; N = 300 train / 1000 test rows, p = 20, 3 classes"
     )
     rows = []
-    for name, opts, kind, peer in configs:
-        Xtr, ytr, Xte, ns = data[kind]
-        base = {"discrete": "all", "n_states": ns} if kind == "D" else {"discrete": "none"}
-        cls = _estimator(name)
-        kw = {} if cls.__module__.startswith("jaxnb.stream") else base
+    with count_compilations() as counter:
+        for name, opts, kind, peer in configs:
+            Xtr, ytr, Xte, ns = data[kind]
+            base = {"discrete": "all", "n_states": ns} if kind == "D" else {"discrete": "none"}
+            cls = _estimator(name)
+            kw = {} if cls.__module__.startswith("jaxnb.stream") else base
 
-        def run(i, n=None, cls=cls, kw=kw, opts=opts, Xtr=Xtr, ytr=ytr, Xte=Xte):
-            return cls(**kw, **opts).fit(Xtr[i][:n], ytr[i][:n]).predict(Xte[i])
+            def run(i, n=None, cls=cls, kw=kw, opts=opts, Xtr=Xtr, ytr=ytr, Xte=Xte):
+                return cls(**kw, **opts).fit(Xtr[i][:n], ytr[i][:n]).predict(Xte[i])
 
-        t0 = time.perf_counter()
-        run(0)
-        first = time.perf_counter() - t0
-        before, times = counter.n, []
-        for i in range(1, n_sets):
             t0 = time.perf_counter()
-            run(i)
-            times.append(time.perf_counter() - t0)
-        med = float(np.median(times))
-        compiles = counter.n - before
-        before, new_times = counter.n, []
-        for i in range(1, n_sets):  # a new training size each time: 299, 298, ... rows
-            t0 = time.perf_counter()
-            run(i, Xtr.shape[1] - i)
-            new_times.append(time.perf_counter() - t0)
-        new_med, new_compiles = float(np.median(new_times)), counter.n - before
-        peer_med = None
-        if peer is not None:
-            ptimes = []
+            run(0)
+            first = time.perf_counter() - t0
+            before, times = counter.n, []
             for i in range(1, n_sets):
                 t0 = time.perf_counter()
-                _peer(peer).fit(Xtr[i], ytr[i]).predict(Xte[i])
-                ptimes.append(time.perf_counter() - t0)
-            peer_med = float(np.median(ptimes))
-        label = f"{name}({', '.join(f'{k}={v!r}' for k, v in opts.items())}) [{kind}]"
-        rows.append((label, first, med, compiles, new_med, new_compiles, peer, peer_med))
+                run(i)
+                times.append(time.perf_counter() - t0)
+            med = float(np.median(times))
+            compiles = counter.n - before
+            before, new_times = counter.n, []
+            for i in range(1, n_sets):  # a new training size each time: 299, 298, ... rows
+                t0 = time.perf_counter()
+                run(i, Xtr.shape[1] - i)
+                new_times.append(time.perf_counter() - t0)
+            new_med, new_compiles = float(np.median(new_times)), counter.n - before
+            peer_med = None
+            if peer is not None:
+                ptimes = []
+                for i in range(1, n_sets):
+                    t0 = time.perf_counter()
+                    _peer(peer).fit(Xtr[i], ytr[i]).predict(Xte[i])
+                    ptimes.append(time.perf_counter() - t0)
+                peer_med = float(np.median(ptimes))
+            label = f"{name}({', '.join(f'{k}={v!r}' for k, v in opts.items())}) [{kind}]"
+            rows.append((label, first, med, compiles, new_med, new_compiles, peer, peer_med))
+
     print()
     print(
         f"{'estimator [D: discrete DR, C: continuous CR]':58s} {'first s':>8s} "

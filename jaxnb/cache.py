@@ -13,16 +13,47 @@ It is opt-in because it writes to disk: by default to ``$JAXNB_CACHE_DIR`` or, i
 version and the backend, so a stale entry is never used; deleting the directory is always safe.
 Timings that are meant to include compilation (the "cold" columns of the benchmarks) must be
 taken without it.
+
+`count_compilations` counts the XLA compilations of a block of code (e.g. to check that a refit
+or a new training size reuses the compiled programs).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import jax
+import jax.monitoring
 
-__all__ = ["default_cache_dir", "enable_compilation_cache"]
+__all__ = ["count_compilations", "default_cache_dir", "enable_compilation_cache"]
+
+_BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
+
+
+class _CompileCounter:
+    """``n``: XLA backend compilations seen while registered (JAX's monitoring event)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, event, duration, **kwargs):
+        if event == _BACKEND_COMPILE:
+            self.n += 1
+
+
+@contextlib.contextmanager
+def count_compilations():
+    """Context manager counting XLA compilations in its block: ``with count_compilations() as c:
+    ...``, then ``c.n`` (live inside the block too). Programs loaded from the persistent cache
+    count as well (they go through the same backend step)."""
+    counter = _CompileCounter()
+    jax.monitoring.register_event_duration_secs_listener(counter)
+    try:
+        yield counter
+    finally:
+        jax.monitoring.unregister_event_duration_listener(counter)
 
 
 def default_cache_dir() -> Path:

@@ -36,7 +36,7 @@ from ._checks import check_fraction as _check_fraction
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._dtypes import float_dtype
-from .estimators import _PAD_MAX_ROWS, BaseNB
+from .estimators import _PAD_MAX_ROWS, BaseNB, _pad_rows
 from .methods import filters as flt
 from .methods import kernel as kde
 from .methods import structure as st
@@ -672,7 +672,7 @@ class _FilterCore:
         pc = rng.integers(0, probe_states, (n, n_probes if self.q else 0)).astype(np.int32)
         pv = rng.standard_normal((n, n_probes if self.r else 0)).astype(self.values.dtype)
         # padding rows (zero weight) repeat the first probe row, as they repeat the first data row
-        pc, pv = (np.concatenate([a, np.repeat(a[:1], m - n, axis=0)]) for a in (pc, pv))
+        pc, pv = (_pad_rows(a, m, repeat_first=True) for a in (pc, pv))
         codes = jnp.concatenate([self.codes.astype(jnp.int32), jnp.asarray(pc)], axis=1)
         values = jnp.concatenate([self.values, jnp.asarray(pv)], axis=1)
         states = self.n_states + (probe_states,) * pc.shape[1]

@@ -8,7 +8,6 @@ after every test module (`jax.clear_caches`), which returns their mappings.
 """
 
 import jax
-import jax.monitoring
 import pytest
 
 jax.config.update("jax_enable_x64", True)
@@ -22,22 +21,10 @@ def _drop_compiled_programs():
     jax.clear_caches()
 
 
-_BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
-
-
-class _CompileCounter:
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self, event, duration, **kwargs):
-        if event == _BACKEND_COMPILE:
-            self.n += 1
-
-
 @pytest.fixture
 def compiles():
-    """Counts XLA compilations (JAX's backend-compile monitoring event) during a test: ``.n``."""
-    counter = _CompileCounter()
-    jax.monitoring.register_event_duration_secs_listener(counter)
-    yield counter
-    jax.monitoring.unregister_event_duration_listener(counter)
+    """Counts XLA compilations during a test: ``.n`` (`jaxnb.cache.count_compilations`)."""
+    from jaxnb.cache import count_compilations
+
+    with count_compilations() as counter:
+        yield counter

@@ -66,3 +66,20 @@ def test_default_dir_and_errors(tmp_path, monkeypatch):
     blocker.write_text("")
     with pytest.raises(ValueError, match="cannot create the compilation cache directory"):
         jaxnb.enable_compilation_cache(blocker / "sub")
+
+
+def test_count_compilations_counts_new_programs_only():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxnb.cache import count_compilations
+
+    f = jax.jit(lambda x: jnp.cos(x) * 3.0)
+    a, b, d = jnp.ones(3), jnp.zeros(3), jnp.ones(4)  # their own programs, before the block
+    with count_compilations() as c:
+        f(a).block_until_ready()
+        first = c.n
+        f(b).block_until_ready()  # same shape: cached
+    assert first == 1 and c.n == 1
+    f(d).block_until_ready()  # outside the block: not counted
+    assert c.n == 1

@@ -261,13 +261,6 @@ def _flip_block_binary(z, contrib, row_w, pend_i, pend_s, idx, signs):
     return z, jnp.sum(row_w[None, :] * jax.nn.softplus(-z2), axis=1)
 
 
-def _pad_search_rows(a, m):
-    """``a`` with zero rows appended along axis 1 (contributions) up to m rows."""
-    pad = [(0, 0)] * a.ndim
-    pad[1] = (0, m - a.shape[1])
-    return np.pad(a, pad)
-
-
 def _prior_cost_py(k, p):
     """`subset_prior_cost` in Python float64."""
     return (
@@ -293,8 +286,8 @@ def ffwbw_search(codes_t, table, log_prior, y, orders):
     exactly those a one-by-one scan evaluates against the same model; the rest are re-evaluated
     after the move, so the result is the one-by-one scan's. Two classes use the log-odds margin
     (one softplus per row instead of a c-way log-softmax). Up to `_PAD_MAX_ROWS` rows, the rows
-    are padded to the estimators' row buckets with zero contributions and weight 0 (the NLL is a
-    weighted sum), so training sets of nearby sizes share the compiled step.
+    are padded to the estimators' row buckets with weight 0 (the NLL is a weighted sum), so
+    training sets of nearby sizes share the compiled step.
 
     Returns NumPy (weights `(p,)`, MAP mask `(p,)`, MAP cost, empty-model cost, models evaluated).
     """
@@ -303,30 +296,27 @@ def ffwbw_search(codes_t, table, log_prior, y, orders):
     dtype = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))  # float32 unless x64
     codes_t, table = np.asarray(codes_t), np.asarray(table, np.float64)
     lp, yy = np.asarray(log_prior, np.float64), np.asarray(y)
-    # Rows padded to a bucket size (zero contributions, weight 0) so that training sets of nearby
-    # sizes share the compiled step; not above _PAD_MAX_ROWS, where the step's compute per row
-    # outweighs a compilation.
+    # Rows padded to a bucket size (code 0, class 0, weight 0: finite terms that the weights drop)
+    # so that training sets of nearby sizes share the compiled step; not above _PAD_MAX_ROWS,
+    # where the step's compute per row outweighs a compilation.
     n = codes_t.shape[1]
     m = n if n > _PAD_MAX_ROWS else _row_bucket(n)
-    row_w = np.zeros(m, dtype)
-    row_w[:n] = 1.0
-    row_w = jax.device_put(row_w)
+    codes_t, yy = np.pad(codes_t, ((0, 0), (0, m - n))), np.pad(yy, (0, m - n))
+    row_w = jax.device_put((np.arange(m) < n).astype(dtype))
     # per-predictor log-contributions on the rows, gathered once (NumPy, no compilation)
     if table.shape[-1] == 2:
         sgn = (2.0 * yy - 1.0).astype(dtype)
         diff = (table[..., 1] - table[..., 0]).astype(dtype)  # (p, m)
-        contrib = np.take_along_axis(diff, codes_t, axis=1) * sgn[None, :]
-        contrib = jax.device_put(_pad_search_rows(contrib, m))
-        S0 = jax.device_put(np.pad(sgn * dtype.type(lp[1] - lp[0]), (0, m - n)))
+        contrib = jax.device_put(np.take_along_axis(diff, codes_t, axis=1) * sgn[None, :])
+        S0 = jax.device_put(sgn * dtype.type(lp[1] - lp[0]))
 
         def step(S, pend_i, pend_s, ii, ss):
             return _flip_block_binary(S, contrib, row_w, pend_i, pend_s, ii, ss)
     else:
         rows = np.arange(p)[:, None]
-        contrib = jax.device_put(_pad_search_rows(table.astype(dtype)[rows, codes_t], m))
+        contrib = jax.device_put(table.astype(dtype)[rows, codes_t])  # (p, N, c)
         S0 = jax.device_put(np.zeros((m, table.shape[-1]), dtype))
-        lp_d = jax.device_put(lp.astype(dtype))
-        y_d = jax.device_put(np.pad(yy.astype(np.int32), (0, m - n)))
+        lp_d, y_d = jax.device_put(lp.astype(dtype)), jax.device_put(yy.astype(np.int32))
 
         def step(S, pend_i, pend_s, ii, ss):
             return _flip_block(S, contrib, lp_d, y_d, row_w, pend_i, pend_s, ii, ss)

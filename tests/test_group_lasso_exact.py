@@ -77,7 +77,9 @@ def mixed_problem():
 
 @pytest.fixture(scope="module")
 def dr_problem():
-    d = make_table1(jax.random.PRNGKey(11), "DR", 300, 10)
+    # n_test = 2000: the same generator program as test_group_lasso_speed (one compilation in the
+    # run's compilation cache); the training rows do not depend on n_test
+    d = make_table1(jax.random.PRNGKey(11), "DR", 300, 2000)
     codes = jnp.asarray(d["codes_train"], jnp.int32)
     y = jnp.asarray(d["y_train"], jnp.int32)
     from jaxnb.methods.nb import fit_stats

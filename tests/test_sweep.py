@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from jaxnb import NaiveBayes
-from jaxnb.datasets import make_table1_batch
 from jaxnb.methods import group_lasso as gl
 from jaxnb.methods.nb import fit_stats
 from jaxnb.sweep import (
@@ -220,30 +219,29 @@ def test_progress_lines_report_each_compiled_call(table1, capsys):
     assert lines[1].endswith(" s")  # the second call reuses the compiled program
 
 
-def test_stack_datasets_pads_with_zero_weight_rows_and_changes_nothing():
+def test_stack_datasets_pads_with_zero_weight_rows_and_changes_nothing(table1):
     from jaxnb.sweep import stack_datasets
 
-    full, ns = make_table1_batch(jax.random.PRNGKey(5), "DR", n_datasets=2, n_test=600)
-    full = {k: np.asarray(v) for k, v in full.items()}
-    # data set 1 is smaller: 130 training and 250 test rows
+    full, ns = table1
+    # data set 1 is smaller: 45 training and 70 test rows (data set 0 has 60 and 90)
     sets = [
         {k: v[0] for k, v in full.items()},
         {
-            k: (v[1][:130] if k.endswith("_train") else v[1][:250] if k.endswith("_test") else v[1])
+            k: (v[1][:45] if k.endswith("_train") else v[1][:70] if k.endswith("_test") else v[1])
             for k, v in full.items()
         },
     ]
     K = 3
     stacked, ids = stack_datasets(sets, folds=K, seed=0)
-    assert stacked["codes_train"].shape == (2, 300, 20) and stacked["y_test"].shape == (2, 600)
-    np.testing.assert_array_equal(stacked["weight_train"][1], np.arange(300) < 130)
-    np.testing.assert_array_equal(stacked["weight_test"][1], np.arange(600) < 250)
-    np.testing.assert_array_equal(ids[1, :130], fold_ids(0, 130, K))
+    assert stacked["codes_train"].shape == (2, 60, 8) and stacked["y_test"].shape == (2, 90)
+    np.testing.assert_array_equal(stacked["weight_train"][1], np.arange(60) < 45)
+    np.testing.assert_array_equal(stacked["weight_test"][1], np.arange(90) < 70)
+    np.testing.assert_array_equal(ids[1, :45], fold_ids(0, 45, K))
     methods = {
         "nb": {"alpha": [1.0]},
         "wnb": {"alpha": [1.0]},
         "cfs": {"alpha": [1.0]},
-        "fsnb": {"epsilon": [0.05], "patience": [4]},
+        "fsnb": {"epsilon": [0.2], "patience": [4]},
         "group_lasso": {"penalty": [0.3, 0.05]},
     }
     opts = {"group_lasso": {"relative": True, "adaptive": True}}

@@ -122,8 +122,21 @@ def test_cfs_equals_filter_nb(table1):
 
 
 def test_cfs_sweep_options_are_checked():
-    data, ns = make_table1_batch(jax.random.PRNGKey(1), "CR", n_datasets=1)
-    data = {k: np.asarray(v) for k, v in data.items()}
+    # one small continuous data set (no generator compile): 6 predictors, 2 of them informative
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, (1, 110))
+    values = rng.normal(size=(1, 110, 6))
+    values[..., :2] += y[..., None]
+    data = {
+        "codes_train": np.zeros((1, 60, 0), np.int32),
+        "values_train": values[:, :60],
+        "y_train": y[:, :60],
+        "codes_test": np.zeros((1, 50, 0), np.int32),
+        "values_test": values[:, 60:],
+        "y_test": y[:, 60:],
+        "noisy": np.arange(6)[None] >= 2,
+    }
+    ns = ()
     with pytest.raises(ValueError, match="max_stale"):
         sweep_methods(data, {"cfs": None}, n_states=ns, options={"cfs": {"max_stale": 0}})
     with pytest.raises(ValueError, match="unknown option"):

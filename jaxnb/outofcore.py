@@ -1261,6 +1261,19 @@ def fit_nb_out_of_core(
 _METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
 
 
+@partial(jax.jit, static_argnames="method")
+def _finish_scores(s, *, method):
+    """Per-class scores (n, c) -> what ``method`` returns, and the rows with no finite score
+    (raised on the host with their source indices, as `BaseNB` does)."""
+    undefined = undefined_score_rows(s, jnp)
+    if method == "predict":
+        return jnp.argmax(s, axis=-1).astype(jnp.int32), undefined
+    if method == "decision_function":
+        return s, undefined
+    lp = jax.nn.log_softmax(s, axis=-1)
+    return (lp if method == "predict_log_proba" else jnp.exp(lp)), undefined
+
+
 def predict_out_of_core(
     estimator,
     source,
@@ -1324,22 +1337,13 @@ def predict_out_of_core(
     dtype_like = jnp.zeros((), float_dtype())
     scores_fn = estimator._log_joint_scores
 
-    @jax.jit
-    def finish_scores(codes, values):
-        s = scores_fn(codes, values)
-        undefined = undefined_score_rows(s, jnp)  # raised on the host, as `BaseNB` does
-        if method == "predict":
-            return jnp.argmax(s, axis=-1).astype(jnp.int32), undefined
-        if method == "decision_function":
-            return s, undefined
-        lp = jax.nn.log_softmax(s, axis=-1)
-        return (lp if method == "predict_log_proba" else jnp.exp(lp)), undefined
-
     def dispatch(h, dev):
         codes, values, status = _split_step(
             dev[0], np.int32(h.n_valid), layout=layout, dtype_like=dtype_like
         )
-        return status, finish_scores(codes, values)
+        # the estimator's own jitted scorer (its parameters are arguments), then one module-level
+        # program per method: a later call with the same chunk shape compiles nothing
+        return status, _finish_scores(scores_fn(codes, values), method=method)
 
     def finish(h, res):
         status, (scores, undefined) = res

@@ -174,3 +174,22 @@ def test_iter_npy_chunks_reads_the_file_exactly(tmp_path):
     parts = list(iter_npy_chunks(tmp_path / "a.npy", 3))
     assert [s for s, _ in parts] == [0, 3, 6]
     np.testing.assert_array_equal(np.concatenate([p for _, p in parts]), a)
+
+
+def test_repeated_chunked_prediction_compiles_nothing(compiles):
+    """A second chunked prediction with the same chunk shape, from the same model or a refitted
+    one, reuses the compiled programs (before, each call compiled its own chunk scorer)."""
+    X, y, _ = _table(3, n=900)
+    model = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X, y)
+    first = predict_out_of_core(model, X, method="predict_proba", chunk_rows=300, progress=False)
+    other = NaiveBayes(discrete=DISCRETE, n_states=N_STATES, alpha=3.0).fit(X, y)
+    before = compiles.n
+    again = predict_out_of_core(
+        model, X[::-1].copy(), method="predict_proba", chunk_rows=300, progress=False
+    )
+    refit = predict_out_of_core(other, X, method="predict_proba", chunk_rows=300, progress=False)
+    assert compiles.n == before
+    np.testing.assert_allclose(again, first[::-1], rtol=1e-12)
+    np.testing.assert_allclose(refit, other.predict_proba(X), rtol=1e-10, atol=1e-12)
+    # the refitted parameters are used (log scale: these probabilities are near 0 or 1)
+    assert np.abs(np.log(refit) - np.log(first)).max() > 1e-3

@@ -10,7 +10,8 @@ Many modules compile the same programs again (the same estimators on data of the
 the two xdist workers compile each other's programs too. The run therefore keeps JAX's persistent
 compilation cache (`jaxnb.enable_compilation_cache`) in one temporary directory shared by the
 workers and removed at the end: a program compiled once in the run is loaded from disk after that,
-in either worker. ``JAXNB_TEST_XLA_CACHE=0`` turns this off (every program compiled afresh).
+in either worker. ``JAXNB_TEST_XLA_CACHE=0`` turns this off (every program compiled afresh);
+``JAXNB_TEST_XLA_CACHE=DIR`` uses (and keeps) that directory instead.
 """
 
 import os

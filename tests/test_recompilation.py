@@ -168,7 +168,8 @@ def test_search_estimators_pad_training_rows_without_changing_the_model(
             np.testing.assert_allclose(padded.path_[key], value, rtol=1e-12, atol=1e-14)
         np.testing.assert_array_equal(padded.predict(X), plain.predict(X))
         np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), rtol=1e-10)
-    make().fit(X[:100], y[:100]).predict(X[:100])  # fit: bucket 112, compiled above; predict too
+    # fit: row bucket 112, compiled above; predict: compiles its bucket-112 program here
+    make().fit(X[:100], y[:100]).predict(X[:100])
     before = compiles.n
     for n in (98, 105, 112):
         make().fit(X[:n], y[:n]).predict(X[:n])

@@ -56,23 +56,42 @@ def _check_values(values, name="values"):
     return values
 
 
-def _check_supervised(values, y, sample_weight):
+def _check_weight(sample_weight, shape):
+    if sample_weight is None:
+        return np.ones(shape)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != shape:
+        raise ValueError(f"sample_weight must have shape {shape}; got {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight must be finite and >= 0")
+    return w
+
+
+def _check_n_classes(n_classes, y):
+    """The number of classes J: ``max(y) + 1`` over *all* rows by default (before rows with NaN
+    values or zero weight are dropped: J is a property of the problem, not of the rows left)."""
+    top = int(y.max()) + 1 if y.size else 1
+    if n_classes is None:
+        return top
+    if isinstance(n_classes, bool) or not isinstance(n_classes, int | np.integer):
+        raise TypeError(f"n_classes must be an int; got {n_classes!r}")
+    if n_classes < top:
+        raise ValueError(f"n_classes={n_classes} but y holds class code {top - 1}")
+    return int(n_classes)
+
+
+def _check_supervised(values, y, sample_weight, n_classes=None):
+    """Checked rows with a value and a positive weight, and the number of classes J."""
     values = _check_values(values)
     y = np.asarray(y)
     if y.shape != values.shape:
         raise ValueError(f"y must have shape {values.shape}; got {y.shape}")
     if not np.issubdtype(y.dtype, np.integer) or (y.size and y.min() < 0):
         raise ValueError("y must hold non-negative integer class codes (encode labels first)")
-    if sample_weight is None:
-        w = np.ones(values.shape)
-    else:
-        w = np.asarray(sample_weight, dtype=np.float64)
-        if w.shape != values.shape:
-            raise ValueError(f"sample_weight must have shape {values.shape}; got {w.shape}")
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("sample_weight must be finite and >= 0")
+    n_classes = _check_n_classes(n_classes, y)
+    w = _check_weight(sample_weight, values.shape)
     keep = ~np.isnan(values) & (w > 0)
-    return values[keep], y[keep].astype(np.int64), w[keep]
+    return values[keep], y[keep].astype(np.int64), w[keep], n_classes
 
 
 def _check_n_bins(n_bins):
@@ -80,9 +99,8 @@ def _check_n_bins(n_bins):
         raise ValueError(f"n_bins must be an integer >= 1; got {n_bins=}")
 
 
-def _distinct_value_counts(values, y, w):
+def _distinct_value_counts(values, y, w, n_classes):
     """Per-class weighted counts of each distinct value (elementary bins) and midpoint cuts."""
-    n_classes = int(y.max()) + 1 if y.size else 1
     order = np.argsort(values, kind="stable")
     xs, ys, ws = values[order], y[order], w[order]
     distinct, start = np.unique(xs, return_index=True)
@@ -388,7 +406,7 @@ def modl_cuts_from_counts_many(cuts_list, counts_list, *, return_cost: bool = Fa
     return out if return_cost else [c for c, _ in out]
 
 
-def modl_cuts(values, y, *, sample_weight=None, return_cost: bool = False):
+def modl_cuts(values, y, *, sample_weight=None, n_classes=None, return_cost: bool = False):
     r"""MODL supervised discretization of raw values (Boullé 2006a), exact optimum.
 
     Candidate boundaries are the midpoints between consecutive distinct values (equal values are
@@ -396,12 +414,15 @@ def modl_cuts(values, y, *, sample_weight=None, return_cost: bool = False):
 
     Args:
       values: `(n,)` floats. y: `(n,)` integer class codes. sample_weight: optional `(n,)` >= 0.
+      n_classes: the number of classes J of the MODL prior (``log C(n_i + J - 1, J - 1)`` per
+        interval); default ``max(y) + 1`` over all rows, including rows dropped for a NaN value
+        or a zero weight (so a fold that lacks the top class keeps the problem's J).
       return_cost: also return the optimal MODL cost.
     """
-    values, y, w = _check_supervised(values, y, sample_weight)
+    values, y, w, n_classes = _check_supervised(values, y, sample_weight, n_classes)
     if values.size == 0:
         return (np.zeros(0), float("nan")) if return_cost else np.zeros(0)
-    cuts, counts = _distinct_value_counts(values, y, w)
+    cuts, counts = _distinct_value_counts(values, y, w, n_classes)
     return modl_cuts_from_counts(cuts, counts, return_cost=return_cost)
 
 
@@ -576,41 +597,64 @@ def fayyad_irani_cuts_from_counts(cuts, counts) -> np.ndarray:
     return cand[idx - 1]
 
 
-def fayyad_irani_cuts(values, y, *, sample_weight=None) -> np.ndarray:
-    """Fayyad–Irani MDLP on raw values (midpoints between distinct values are the candidates)."""
-    values, y, w = _check_supervised(values, y, sample_weight)
+def fayyad_irani_cuts(values, y, *, sample_weight=None, n_classes=None) -> np.ndarray:
+    """Fayyad–Irani MDLP on raw values (midpoints between distinct values are the candidates).
+
+    ``n_classes`` only sizes the count table (MDLP counts the classes present in each interval)."""
+    values, y, w, n_classes = _check_supervised(values, y, sample_weight, n_classes)
     if values.size == 0:
         return np.zeros(0)
-    cuts, counts = _distinct_value_counts(values, y, w)
+    cuts, counts = _distinct_value_counts(values, y, w, n_classes)
     return fayyad_irani_cuts_from_counts(cuts, counts)
 
 
 # --------------------------------------------------------------------------------------------------
 # Unsupervised.
 # --------------------------------------------------------------------------------------------------
-def equal_width_cuts(values, n_bins: int) -> np.ndarray:
-    """`n_bins - 1` cuts lo + (hi - lo) b / n_bins over the observed range (none if constant)."""
+def equal_width_cuts(values, n_bins: int, *, sample_weight=None) -> np.ndarray:
+    """`n_bins - 1` cuts lo + (hi - lo) b / n_bins over the observed range (none if constant).
+
+    With ``sample_weight``, rows of weight 0 (e.g. outside a fold) do not count towards the range;
+    positive weights do not matter."""
     values = _check_values(values)
     _check_n_bins(n_bins)
-    values = values[~np.isnan(values)]
+    w = _check_weight(sample_weight, values.shape)
+    values = values[~np.isnan(values) & (w > 0)]
     if values.size == 0 or values.min() == values.max():
         return np.zeros(0)
     lo, hi = values.min(), values.max()
     return lo + (hi - lo) * np.arange(1, n_bins) / n_bins
 
 
-def equal_frequency_cuts(values, n_bins: int) -> np.ndarray:
+def equal_frequency_cuts(values, n_bins: int, *, sample_weight=None) -> np.ndarray:
     """Cuts at the order statistics x_(ceil(b n / n_bins)), b = 1..n_bins - 1, deduplicated.
 
     With right-closed bins, bin b holds the ranks up to ceil((b + 1) n / n_bins); ties can merge
-    bins, so fewer than `n_bins` bins may come back."""
+    bins, so fewer than `n_bins` bins may come back. With ``sample_weight`` the cut b is the
+    smallest value whose cumulative weight fraction reaches b / n_bins (the rule of
+    `jaxnb.methods.filters.equal_frequency_codes`; unit weights give the order statistics above);
+    rows of weight 0 do not move the cuts."""
     values = _check_values(values)
     _check_n_bins(n_bins)
-    xs = np.sort(values[~np.isnan(values)])
+    if sample_weight is None:
+        xs = np.sort(values[~np.isnan(values)])
+        if xs.size == 0:
+            return np.zeros(0)
+        ranks = np.ceil(np.arange(1, n_bins) * xs.size / n_bins).astype(np.int64)
+        cuts = np.unique(xs[np.clip(ranks - 1, 0, xs.size - 1)])
+        return cuts[cuts < xs[-1]]
+    w = _check_weight(sample_weight, values.shape)
+    keep = ~np.isnan(values) & (w > 0)
+    order = np.argsort(values[keep], kind="stable")
+    xs, ws = values[keep][order], w[keep][order]
     if xs.size == 0:
         return np.zeros(0)
-    ranks = np.ceil(np.arange(1, n_bins) * xs.size / n_bins).astype(np.int64)
-    cuts = np.unique(xs[np.clip(ranks - 1, 0, xs.size - 1)])
+    cw = np.cumsum(ws)
+    cw = cw / cw[-1]
+    # the same tolerance as equal_frequency_codes: b / n_bins in floating point must not miss an
+    # exact cumulative fraction
+    pos = np.searchsorted(cw, np.arange(1, n_bins) / n_bins - 1e-12, side="left")
+    cuts = np.unique(xs[np.clip(pos, 0, xs.size - 1)])
     return cuts[cuts < xs[-1]]
 
 
@@ -645,6 +689,13 @@ class Discretizer:
         return self
 
     def fit(self, X, y=None, sample_weight=None) -> Discretizer:
+        """Cut points of every column of ``X`` (n, p); NaN values are ignored.
+
+        ``y`` (integer class codes) is required by the supervised methods, whose number of
+        classes is ``max(y) + 1`` for every column. ``sample_weight`` (n,) >= 0 weights every
+        method: the supervised criteria count weighted rows, ``equal_frequency`` takes weighted
+        quantiles and ``equal_width`` the range of the rows with a positive weight.
+        """
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}; got method={self.method!r}")
         X = np.asarray(X, dtype=np.float64)
@@ -655,16 +706,30 @@ class Discretizer:
             raise ValueError(f"y is required for the supervised method {self.method!r}")
         if not supervised:
             _check_n_bins(self.n_bins)
+        _check_weight(sample_weight, X.shape[:1])
+        n_classes = None
+        if supervised:
+            # one J for every column (a column's NaN rows must not change the MODL prior)
+            y = np.asarray(y)
+            if y.shape != X.shape[:1]:
+                raise ValueError(f"y must have shape {X.shape[:1]}; got {y.shape}")
+            if not np.issubdtype(y.dtype, np.integer) or (y.size and y.min() < 0):
+                raise ValueError(
+                    "y must hold non-negative integer class codes (encode labels first)"
+                )
+            n_classes = _check_n_classes(None, y)
         cuts = []
         for col in X.T:
             if self.method == "modl":
-                cuts.append(modl_cuts(col, y, sample_weight=sample_weight))
+                cuts.append(modl_cuts(col, y, sample_weight=sample_weight, n_classes=n_classes))
             elif self.method == "fayyad_irani":
-                cuts.append(fayyad_irani_cuts(col, y, sample_weight=sample_weight))
+                cuts.append(
+                    fayyad_irani_cuts(col, y, sample_weight=sample_weight, n_classes=n_classes)
+                )
             elif self.method == "equal_width":
-                cuts.append(equal_width_cuts(col, self.n_bins))
+                cuts.append(equal_width_cuts(col, self.n_bins, sample_weight=sample_weight))
             else:
-                cuts.append(equal_frequency_cuts(col, self.n_bins))
+                cuts.append(equal_frequency_cuts(col, self.n_bins, sample_weight=sample_weight))
         self.cuts_ = cuts
         self.n_bins_ = np.array([c.size + 1 for c in cuts], dtype=np.int64)
         self.n_features_in_ = X.shape[1]

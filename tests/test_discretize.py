@@ -152,3 +152,73 @@ def test_discretizer_per_column_and_validation():
         modl_cuts(np.array([1.0, np.inf]), np.array([0, 1]))
     with pytest.raises(ValueError, match="sample_weight"):
         modl_cuts(np.ones(3), np.zeros(3, np.int64), sample_weight=-np.ones(3))
+
+
+def test_modl_number_of_classes_is_the_problems_not_the_kept_rows():
+    """J enters the MODL prior; rows dropped for a zero weight (a fold) or a NaN value must not
+    lower it: the raw-value call equals the counts call with an empty class column."""
+    x = np.r_[np.arange(1, 11.0), 5.5, 6.5]
+    y = np.array([0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 2, 2])  # class 2 only on the two dropped rows
+    w = np.r_[np.ones(10), 0.0, 0.0]
+    cuts, cost = modl_cuts(x, y, sample_weight=w, return_cost=True)
+    counts = np.zeros((10, 3))
+    counts[np.arange(10), y[:10]] = 1.0
+    ref_cuts, ref_cost = modl_cuts_from_counts(
+        (x[:10][:-1] + x[:10][1:]) / 2, counts, return_cost=True
+    )
+    np.testing.assert_array_equal(cuts, ref_cuts)
+    assert cost == pytest.approx(ref_cost, rel=1e-12)
+    # the two-class problem (the same kept rows) is a different prior: it cuts at 4.5
+    two, cost2 = modl_cuts(x[:10], y[:10], return_cost=True)
+    np.testing.assert_array_equal(two, [4.5])
+    assert cost2 < cost
+    # an explicit n_classes gives the same; a NaN in the dropped rows instead of a zero weight too
+    np.testing.assert_array_equal(modl_cuts(x[:10], y[:10], n_classes=3), ref_cuts)
+    xn = x.copy()
+    xn[10:] = np.nan
+    np.testing.assert_array_equal(modl_cuts(xn, y), ref_cuts)
+    # Discretizer: one J for every column, whatever each column's NaNs drop
+    X = np.c_[xn, x]
+    d = Discretizer("modl").fit(X, y, sample_weight=w)
+    for c in d.cuts_:
+        np.testing.assert_array_equal(c, ref_cuts)
+    with pytest.raises(ValueError, match="n_classes=2 but y holds class code 2"):
+        modl_cuts(x, y, n_classes=2)
+    with pytest.raises(TypeError, match="n_classes must be an int"):
+        fayyad_irani_cuts(x, y, n_classes=3.0)
+
+
+def test_unsupervised_cuts_use_sample_weight():
+    """Zero weights drop rows (a fold); positive weights give weighted quantiles; unit weights
+    give the unweighted cuts; a wrong-shaped weight is an error, never ignored."""
+    x = np.arange(10.0)
+    w = np.r_[np.zeros(5), np.ones(5)]
+    np.testing.assert_array_equal(equal_frequency_cuts(x, 2, sample_weight=w), [7.0])
+    np.testing.assert_array_equal(
+        equal_frequency_cuts(x, 2, sample_weight=w), equal_frequency_cuts(x[5:], 2)
+    )
+    np.testing.assert_allclose(equal_width_cuts(x, 2, sample_weight=w), [7.0])
+    # integer weights = repeated rows
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=30)
+    k = rng.integers(0, 4, 30)
+    for n_bins in (2, 3, 5):
+        np.testing.assert_array_equal(
+            equal_frequency_cuts(v, n_bins, sample_weight=k),
+            equal_frequency_cuts(np.repeat(v, k), n_bins),
+        )
+    r = rng.normal(size=101)
+    for n_bins in (2, 3, 7, 10):
+        np.testing.assert_array_equal(
+            equal_frequency_cuts(r, n_bins, sample_weight=np.ones(101)),
+            equal_frequency_cuts(r, n_bins),
+        )
+    d = Discretizer("equal_frequency", n_bins=2).fit(x[:, None], sample_weight=w)
+    np.testing.assert_array_equal(d.cuts_[0], [7.0])
+    for method in ("equal_width", "equal_frequency", "modl"):
+        with pytest.raises(ValueError, match=r"sample_weight must have shape \(10,\)"):
+            Discretizer(method, n_bins=2).fit(
+                x[:, None], (x > 4).astype(int), sample_weight=np.ones(3)
+            )
+    with pytest.raises(ValueError, match="sample_weight must be finite and >= 0"):
+        equal_width_cuts(x, 2, sample_weight=-w)

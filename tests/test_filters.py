@@ -524,3 +524,61 @@ def test_input_errors():
         F.mutual_information_discrete(np.zeros((4, 2), np.int32), np.zeros(4, np.int32), (2,), 2)
     with pytest.raises(ValueError, match="k must be"):
         F.mrmr(np.ones(3), np.ones((3, 3)), 4)
+
+
+def test_gaussian_mi_of_a_constant_column_is_zero_and_rankings_never_pick_nan():
+    rng = np.random.default_rng(0)
+    x0 = rng.normal(size=40)
+    X = np.c_[x0, np.full(40, 2.0), rng.normal(size=40)]
+    y = (x0 > 0).astype(np.int32)
+    mi = np.asarray(F.mutual_information_gaussian(X, y, 2))
+    assert mi[1] == 0.0 and np.isfinite(mi).all() and mi[0] > mi[2] > 0
+    assert list(np.asarray(F.mrmr(mi, np.zeros((3, 3)), 3))) == [0, 2, 1]
+    no_redundancy = np.tile(mi[:, None], (1, 3))  # I(X_i; C | X_k) = I(X_i; C)
+    assert list(np.asarray(F.cmim(mi, no_redundancy, 3))) == [0, 2, 1]
+    # a varying column with a one-row class: +inf (the formula's limit), finite with var_floor
+    X1 = np.c_[x0, np.r_[np.zeros(39), 5.0]]
+    y1 = np.r_[np.zeros(39, np.int32), 1]
+    assert np.isposinf(np.asarray(F.mutual_information_gaussian(X1[:, 1:], y1, 2))[0])
+    assert np.isfinite(F.mutual_information_gaussian(X1[:, 1:], y1, 2, var_floor=1e-6)).all()
+    with pytest.raises(ValueError, match="relevance contains NaN"):
+        F.mrmr(np.array([np.nan, 1.0, 0.0]), np.zeros((3, 3)), 1)
+    with pytest.raises(ValueError, match="conditional_relevance contains NaN"):
+        F.cmim(np.ones(2), np.array([[0.0, np.nan], [0.0, 0.0]]), 1)
+    for k in (2.5, True, "2"):
+        with pytest.raises(TypeError, match="k must be an int"):
+            F.mrmr(mi, np.zeros((3, 3)), k)
+    assert list(np.asarray(F.mrmr(mi, np.zeros((3, 3)), np.int64(2)))) == [0, 2]
+
+
+def test_negative_or_nan_weights_are_rejected():
+    codes = np.array([[0], [1], [0], [1], [0], [1]])
+    y = np.array([0, 1, 0, 1, 1, 0])
+    for bad, what in (
+        (np.array([1, 1, 1, 1, -1, -1.0]), "negative"),
+        (np.r_[np.ones(5), np.nan], "non-finite"),
+    ):
+        with pytest.raises(ValueError, match=f"weight must be finite and >= 0.*{what}"):
+            F.mutual_information_discrete(codes, y, 2, 2, weight=bad)
+        with pytest.raises(ValueError, match="weight must be finite and >= 0"):
+            F.mutual_information_gaussian(codes.astype(float), y, 2, weight=bad)
+        with pytest.raises(ValueError, match="weight must be finite and >= 0"):
+            F.mi_prefilter(codes, y, jax.random.PRNGKey(0), 2, 2, weight=bad)
+    # valid weights inside a caller's jit are not checked eagerly (tracers) and still work
+    w = np.array([1, 2, 0, 1, 1, 1.0])
+    ref = F.mutual_information_discrete(codes, y, 2, 2, weight=w)
+    out = jax.jit(lambda w: F.mutual_information_discrete(codes, y, 2, 2, weight=w))(w)
+    np.testing.assert_allclose(out, ref, rtol=1e-12)
+
+
+def test_counts_and_probe_arguments_name_themselves():
+    with pytest.raises(TypeError, match="n_states must be an int or a sequence of ints"):
+        F.as_state_tuple(3.0, 2)
+    with pytest.raises(TypeError, match="n_states entries must be ints"):
+        F.as_state_tuple([3, 2.0], 2)
+    codes = np.zeros((4, 2), np.int32)
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(TypeError, match="n_probes must be an int"):
+        F.mi_prefilter(codes, y, jax.random.PRNGKey(0), 2, 2, n_probes=2.5)
+    with pytest.raises(TypeError, match="probe_states must be an int"):
+        F.mi_prefilter(codes, y, jax.random.PRNGKey(0), 2, 2, probe_states=5.0)

@@ -72,10 +72,18 @@ __all__ = [
 def as_state_tuple(n_states: int | Sequence[int], q: int) -> tuple[int, ...]:
     """Normalises `n_states` (an int shared by all predictors, or one int per predictor) to a
     tuple."""
-    if isinstance(n_states, int | np.integer):
+    if isinstance(n_states, int | np.integer) and not isinstance(n_states, bool):
         out = (int(n_states),) * q
     else:
-        out = tuple(int(s) for s in n_states)
+        try:
+            items = list(n_states)
+        except TypeError:
+            raise TypeError(
+                f"n_states must be an int or a sequence of ints (one per column); got {n_states!r}"
+            ) from None
+        if not all(isinstance(s, int | np.integer) and not isinstance(s, bool) for s in items):
+            raise TypeError(f"n_states entries must be ints; got {n_states!r}")
+        out = tuple(int(s) for s in items)
     if len(out) != q:
         raise ValueError(f"n_states must have one entry per column of codes ({q}); got {len(out)}")
     if any(s < 1 for s in out):
@@ -202,8 +210,24 @@ def _check_codes(codes, y, n_classes, n_states=None):
         )
 
 
+def _check_weight_values(weight, name="weight") -> None:
+    """Concrete sample weights: finite and >= 0 (a negative or NaN weight makes the weighted
+    probabilities meaningless, e.g. a mutual information above log(n_classes)); tracers skipped."""
+    if not _concrete(weight):
+        return
+    w = np.asarray(weight)
+    if w.dtype.kind not in "iubf":
+        raise TypeError(f"{name} must be numeric sample weights; got dtype {w.dtype}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(
+            f"{name} must be finite and >= 0 (0 drops a row, e.g. outside a fold); got "
+            f"{'non-finite' if not np.isfinite(w).all() else 'negative'} entries"
+        )
+
+
 def _eager_check(args) -> None:
-    """`jit_entry` hook: value checks of concrete ``codes`` / ``y`` before jitting."""
+    """`jit_entry` hook: value checks of concrete ``codes`` / ``y`` / ``weight`` before jitting."""
+    _check_weight_values(args.get("weight"))
     y = args.get("y")
     y = np.asarray(y) if _concrete(y) else None
     codes = args.get("codes")
@@ -430,7 +454,9 @@ def mutual_information_gaussian(values, y, n_classes: int, weight=None, var_floo
     H_N is the entropy of a Gaussian with the marginal's variance, so it upper-bounds the exact MI
     of the class-conditional Gaussian mixture (the gap is the mixture's negentropy); it is exact
     when all classes share mean and variance (both are 0). Classes with no observed rows get p(c) =
-    0.
+    0. A column without spread (constant or never observed) gets 0; a column that varies while
+    some observed class has zero within-class variance (e.g. a single row) gets +inf, the
+    formula's limit — pass ``var_floor > 0`` to keep such columns finite.
 
     Args:
       values: float (n, r); NaN = missing.
@@ -449,16 +475,21 @@ def mutual_information_gaussian(values, y, n_classes: int, weight=None, var_floo
     # law of total variance: MLE overall variance = within + between
     var_all = jnp.sum(pc * (var + (mean - grand) ** 2), axis=0)
     within = jnp.sum(jnp.where(pc > 0, pc * jnp.log(var + var_floor), 0.0), axis=0)
-    return 0.5 * (jnp.log(var_all + var_floor) - within)
+    mi = 0.5 * (jnp.log(var_all + var_floor) - within)
+    # a column with no spread at all (constant, or no observed value) carries no information:
+    # every variance is 0 and the formula's log 0 - log 0 would be NaN
+    return jnp.where(var_all + var_floor > 0, mi, 0.0)
 
 
-@jit_entry("n_bins")
+@jit_entry("n_bins", check=_eager_check)
 def equal_frequency_codes(values, n_bins: int, weight=None) -> jax.Array:
     r"""Equal-frequency (weighted quantile) discretisation of every column, all columns at once.
 
     Edge e_b (b = 1..n_bins−1) is the smallest value whose cumulative weight fraction reaches
-    b/n_bins; the code is #{b : x > e_b}, in [0, n_bins). Ties stay in one bin, so heavy ties give
-    fewer, unequal bins. NaN gives code -1. Rows with weight 0 do not move the edges.
+    b/n_bins (up to a relative tolerance of 16 ulps, at least 1e-12); the code is #{b : x > e_b},
+    in [0, n_bins). Ties stay in one bin, so heavy ties give fewer, unequal bins. NaN gives code
+    -1. Rows with weight 0 do not move the edges; scaling every weight by a constant does not
+    either (exactly for whole-number weights).
 
     Returns:
       int32 (n, r) codes.
@@ -471,7 +502,8 @@ def equal_frequency_codes(values, n_bins: int, weight=None) -> jax.Array:
     dtype = jnp.result_type(values.dtype, float_dtype())
     values = values.astype(dtype)
     w = _default_weight(weight, values.shape[0], dtype)
-    targets = jnp.arange(1, n_bins, dtype=dtype) / n_bins
+    steps = jnp.arange(1, n_bins, dtype=dtype)  # b = 1..n_bins-1
+    tol = max(1e-12, 16 * float(jnp.finfo(dtype).eps))
 
     def one_column(x):
         present = jnp.isfinite(x)
@@ -480,9 +512,13 @@ def equal_frequency_codes(values, n_bins: int, weight=None) -> jax.Array:
         order = jnp.argsort(key)
         xs = key[order]
         cw = jnp.cumsum(wx[order])
-        cw = cw / jnp.where(cw[-1] > 0, cw[-1], 1.0)
-        # tolerance: b/n_bins computed in floating point must not miss an exact cumulative fraction
-        pos = jnp.searchsorted(cw, targets - 1e-12, side="left")
+        total = cw[-1]
+        # "cw / total >= b / n_bins" as "cw n_bins >= b total": no division (XLA turns a division
+        # by a scalar into a product with its reciprocal, whose rounding made the edges depend on
+        # the scale of the weights), exact for whole-number weights; the relative tolerance keeps
+        # an exact cumulative fraction from being missed by rounding
+        need = jnp.where(total > 0, steps * total * (1.0 - tol), jnp.inf)
+        pos = jnp.searchsorted(cw * n_bins, need, side="left")
         edges = xs[jnp.clip(pos, 0, x.shape[0] - 1)]
         code = jnp.sum(x[:, None] > edges[None, :], axis=1).astype(jnp.int32)
         return jnp.where(present, code, -1)
@@ -518,7 +554,7 @@ def class_correlation_continuous(values, y, n_classes: int, weight=None) -> jax.
     return jnp.sum(jnp.abs(corr) * pc[None, :], axis=1)
 
 
-@jit_entry()
+@jit_entry(check=_eager_check)
 def feature_correlation_continuous(values, weight=None) -> jax.Array:
     r"""|Pearson correlation| between all pairs of continuous features, shape (r, r) (weighted)."""
     values = jnp.asarray(values)
@@ -541,7 +577,26 @@ def _weighted_corr(a, b, w):
 # --------------------------------------------------------------------------------------------------
 # selection rules
 # --------------------------------------------------------------------------------------------------
-@jit_entry("k")
+def _selection_check(matrix_name):
+    """`jit_entry` hook of `mrmr` / `cmim`: ``k`` a whole number, concrete scores without NaN
+    (``argmax`` returns the index of a NaN, so a NaN score would be picked first)."""
+
+    def check(args):
+        k = args.get("k")
+        if isinstance(k, bool) or not isinstance(k, int | np.integer):
+            raise TypeError(f"k must be an int (the number of predictors to pick); got {k!r}")
+        for name in ("relevance", matrix_name):
+            value = args.get(name)
+            if _concrete(value) and np.isnan(np.asarray(value, dtype=float)).any():
+                raise ValueError(
+                    f"{name} contains NaN; the ranking would pick the NaN entry first. For "
+                    "Gaussian MI of columns with a zero within-class variance pass var_floor > 0"
+                )
+
+    return check
+
+
+@jit_entry("k", check=_selection_check("redundancy"))
 def mrmr(relevance, redundancy, k: int) -> jax.Array:
     r"""Minimum-redundancy maximum-relevance ranking, MID form (Peng, Long & Ding 2005, Eq. 8).
 
@@ -574,7 +629,7 @@ def mrmr(relevance, redundancy, k: int) -> jax.Array:
     return picks
 
 
-@jit_entry("k")
+@jit_entry("k", check=_selection_check("conditional_relevance"))
 def cmim(relevance, conditional_relevance, k: int) -> jax.Array:
     r"""Conditional mutual information maximisation (Fleuret 2004, Eq. 3; the fast form of Sec.
     3.2).
@@ -992,11 +1047,17 @@ def mi_prefilter(
     """
     if rule not in ("max", "min"):
         raise ValueError(f"rule must be 'max' or 'min'; got {rule!r}")
+    for name, value in (("n_probes", n_probes), ("probe_states", probe_states)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise TypeError(f"{name} must be an int; got {value!r}")
     if int(n_probes) < 1 or int(probe_states) < 2:
         raise ValueError(
             f"need n_probes >= 1 and probe_states >= 2; got {n_probes=}, {probe_states=}"
         )
-    _eager_check({"codes": codes, "y": y, "n_states": n_states, "n_classes": n_classes})
+    n_probes, probe_states = int(n_probes), int(probe_states)
+    _eager_check(
+        {"codes": codes, "y": y, "n_states": n_states, "n_classes": n_classes, "weight": weight}
+    )
     codes = jnp.asarray(codes)
     _check_codes(codes, jnp.asarray(y), n_classes)
     q = codes.shape[1]

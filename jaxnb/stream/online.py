@@ -164,7 +164,10 @@ def _gaussian_log_prob(s: GaussianSummary, values, var_smoothing):
     has = count > 0
     var = jnp.where(has, s.m2 / jnp.where(has, count, 1), pvar[None, :])
     mean = jnp.where(has, s.mean, pmean[None, :])
-    var = jnp.maximum(var + var_smoothing * pvar[None, :], 1e-12)
+    # the floor of `jaxnb.params.fit_mle`: var_smoothing x the pooled variance, or 1 for a
+    # predictor without spread (constant so far), whose 1e-12 floor would swamp every other term
+    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)
+    var = jnp.maximum(var + floor[None, :], 1e-12)
     x = values[:, :, None]
     out = -0.5 * (_LOG_2PI + jnp.log(var.T)[None] + (x - mean.T[None]) ** 2 / var.T[None])
     # a predictor with no value seen yet (e.g. all missing so far) carries no information: 0, as a
@@ -565,7 +568,8 @@ def _gaussian_params(count, mean, m2, var_smoothing):
     has = count > 0
     var = jnp.where(has, m2 / jnp.where(has, count, 1), pvar)
     mu = jnp.where(has, mean, pmean)
-    var = jnp.maximum(var + var_smoothing * pvar, 1e-12)
+    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)  # as `fit_mle` (see above)
+    var = jnp.maximum(var + floor, 1e-12)
     return mu, var, jnp.log(var), tot > 0
 
 
@@ -802,9 +806,11 @@ class OnlineWeightedNB(BaseNB):
                 f"batch_size={self.batch_size}"
             )
 
-    def _chunk(self):
+    def _chunk(self, test: bool = False):
+        """Rows per scan block; ``test``: for a test-then-train run (`prequential_correct`)."""
         if self.summary_chunk is not None:
-            if not isinstance(self.summary_chunk, (int, np.integer)) or self.summary_chunk < 1:
+            sc = self.summary_chunk
+            if isinstance(sc, bool) or not isinstance(sc, (int, np.integer)) or sc < 1:
                 raise ValueError(
                     f"summary_chunk must be None or an int >= 1; got {self.summary_chunk!r}"
                 )
@@ -911,7 +917,7 @@ class OnlineWeightedNB(BaseNB):
 
     def _run(self, X, y, classes, *, test):
         X, yi = self._start(X, y, classes)
-        chunk = self._chunk()
+        chunk = self._chunk(test=test)
         outs = []
         start = 0
         n = X.shape[0]
@@ -1046,10 +1052,13 @@ class OnlineNB(OnlineWeightedNB):
             prior_smoothing=prior_smoothing,
         )
 
-    def _chunk(self):
-        if self.summary_chunk is None and self.summary == "gaussian":
-            return 256  # no SGD: the block size only changes speed (Chan merges are exact)
-        return super()._chunk()
+    def _chunk(self, test: bool = False):
+        if self.summary_chunk is None and self.summary == "gaussian" and not test:
+            # no SGD: when only fitting, the block size only changes speed (Chan merges are
+            # exact); a test-then-train run keeps one-row blocks, so each row is predicted by
+            # the model of all rows before it
+            return 256
+        return super()._chunk(test)
 
 
 def _progress(msg):

@@ -129,7 +129,7 @@ def prequential_jit(
             X[start : start + report_every], y[start : start + report_every], classes=classes
         )
         if start == 0:  # the unfitted model's first block is not a prediction
-            skip = model._chunk()
+            skip = model._chunk(test=True)
             ok = ok[skip:]
         correct += int(ok.sum())
         tested += len(ok)

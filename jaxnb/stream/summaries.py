@@ -67,6 +67,8 @@ def _check_batch(values, y, n_predictors, n_classes, weight=None, *, name="value
         raise ValueError(
             f"{name} must have {n_predictors} columns (one per predictor); got {values.shape[1]}"
         )
+    if values.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be real numbers; got dtype {values.dtype}")
     if not np.issubdtype(values.dtype, np.floating):
         values = values.astype(np.float64)
     if np.isinf(values).any():
@@ -92,11 +94,41 @@ def _check_positive_int(name, value, minimum=1):
         raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={value!r}")
 
 
-def _check_query(values, n_predictors):
+def _float_dtype(dtype):
+    """The summary's float dtype: JAX's default float, or a floating ``dtype`` (an integer dtype
+    would truncate every running mean / value)."""
+    if dtype is None:
+        return float_dtype()
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(f"dtype must be a floating dtype (e.g. jnp.float32); got {dtype!r}")
+    return dtype
+
+
+def _check_query(values, n_predictors, name="values"):
     values = np.asarray(values)
     if values.ndim != 2 or values.shape[1] != n_predictors:
-        raise ValueError(f"values must have shape (n, {n_predictors}); got {values.shape}")
+        raise ValueError(f"{name} must have shape (n, {n_predictors}); got {values.shape}")
+    if values.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be real numbers; got dtype {values.dtype}")
     return values
+
+
+def _check_codes(codes, n_states):
+    """Concrete discrete codes: whole numbers in [-1, n_states[i]) (-1 = missing) -> int32."""
+    if np.issubdtype(codes.dtype, np.floating):
+        if not (np.isfinite(codes) & (codes == np.round(codes))).all():
+            raise ValueError(
+                "codes must be whole numbers in [-1, n_states[i]) (-1 marks a missing value); got "
+                "NaN or fractional entries"
+            )
+    bad = (codes < -1) | (codes >= np.asarray(n_states)[None, :])
+    if bad.any():
+        i = int(np.argmax(bad.any(axis=0)))
+        raise ValueError(
+            f"codes must lie in [-1, n_states[i]) (-1 = missing); column {i} has "
+            f"{codes[:, i][bad[:, i]][0]} with n_states[{i}]={n_states[i]}"
+        )
+    return codes.astype(np.int32)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -125,7 +157,7 @@ class GaussianSummary(eqx.Module):
         """Empty summary for `n_classes` classes and `n_predictors` numeric predictors."""
         _check_positive_int("n_classes", n_classes, 2)
         _check_positive_int("n_predictors", n_predictors)
-        dtype = dtype or float_dtype()
+        dtype = _float_dtype(dtype)
         z = jnp.zeros((n_classes, n_predictors), dtype)
         return cls(z, z, z)
 
@@ -373,7 +405,7 @@ class GKClass(eqx.Module):
         _check_positive_int("capacity", capacity, 3)
         _check_positive_int("chunk_size", chunk_size)
         check_real("epsilon", epsilon, 0.0, 1.0, low_open=True, high_open=True, allow_none=True)
-        dtype = dtype or float_dtype()
+        dtype = _float_dtype(dtype)
         p, k = n_predictors, capacity
         zi = jnp.zeros((p, k), jnp.int32)
         return cls(
@@ -424,19 +456,25 @@ class GKClass(eqx.Module):
         return self.rank_error_bound() / jnp.maximum(n, 1)
 
     def overflowed(self) -> jax.Array:
-        """`(p,)` True where the capacity forced a threshold above floor(2 eps n)."""
+        """`(p,)` True where GK's invariant ``g + Delta <= max(floor(2 eps n), 1)`` fails for some
+        tuple, so ``rank_error_bound()`` may exceed eps n: the capacity forced a larger threshold
+        at some point of the stream (tuples merged then keep their larger g + Delta even after n
+        has grown past them)."""
         eps = _gk_epsilon(self.epsilon, self.capacity)
-        base = jnp.floor(2.0 * eps * self.count).astype(jnp.int32)
-        return self.threshold > jnp.maximum(base, 1)
+        base = jnp.maximum(jnp.floor(2.0 * eps * self.count), 1.0)
+        return 2.0 * self.rank_error_bound() > base
 
     def quantile(self, q) -> jax.Array:
         r"""`(p, len(q))` values whose rank is within `rank_error_bound()` of r = max(1, ceil(q n)).
 
-        Picks the tuple minimizing max(r - rmin_i, rmax_i - r) (GK 2001, §2.1 query)."""
+        Picks the tuple minimizing max(r - rmin_i, rmax_i - r) (GK 2001, §2.1 query); NaN for a
+        predictor with no value summarized yet."""
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
-        if q.ndim != 1 or (q < 0).any() or (q > 1).any():
+        if q.ndim != 1 or not ((q >= 0) & (q <= 1)).all():
             raise ValueError(f"q must be quantile levels in [0, 1]; got {q}")
-        return _gk_quantile(self, jnp.asarray(q, self.values.dtype))
+        out = _gk_quantile(self, jnp.asarray(q, self.values.dtype))
+        # a predictor with no value summarized has no quantiles (not the +inf of an empty slot)
+        return jnp.where((self.count == 0)[:, None], jnp.nan, out)
 
     def bins(self) -> tuple[jax.Array, jax.Array]:
         r"""(cuts `(p, capacity - 1)`, counts `(p, capacity, c)`): bin b = (v_{b-1}, v_b].
@@ -457,6 +495,11 @@ class GKClass(eqx.Module):
             if not smoothing > 0:
                 raise ValueError(f"smoothing must be > 0; got {smoothing=}")
         cuts, counts = self.bins()
+        # "above the largest tuple -> the last bin": cuts at or above the largest tuple value
+        # become +inf, so such a value lands in the bin of the last run of tuples (where its
+        # counts are) and not in an empty slot after it (a summary below capacity has some)
+        top = jnp.max(jnp.where(self.g > 0, self.values, -jnp.inf), axis=1)
+        cuts = jnp.where(cuts >= top[:, None], jnp.inf, cuts)
         # a predictor with no value seen yet (empty summary, e.g. all missing so far) counts as one
         # empty bin: log (0 + a) - log (0 + a) = 0 for every class, like a missing value (B = 0
         # would give log a - log 0 = +inf in every class, hence NaN probabilities)
@@ -713,9 +756,8 @@ class CPiD(eqx.Module):
         _check_positive_int("chunk_size", chunk_size)
         if split_fraction is None:
             split_fraction = 2.0 / n_intervals
-        if not 0.0 < split_fraction <= 1.0:
-            raise ValueError(f"split_fraction must lie in (0, 1]; got {split_fraction=}")
-        dtype = dtype or float_dtype()
+        check_real("split_fraction", split_fraction, 0.0, 1.0, low_open=True)
+        dtype = _float_dtype(dtype)
         return cls(
             breaks=jnp.zeros((n_predictors, n_intervals - 1), dtype),
             counts=jnp.zeros((n_predictors, n_intervals, n_classes), jnp.int32),
@@ -897,7 +939,7 @@ class CategoricalCounts(eqx.Module):
                 f"n_states={n_states!r}"
             )
         n_states = tuple(int(k) for k in n_states)
-        dtype = dtype or float_dtype()
+        dtype = _float_dtype(dtype)
         return cls(jnp.zeros((sum(n_states), n_classes), dtype), n_states)
 
     @property
@@ -909,10 +951,7 @@ class CategoricalCounts(eqx.Module):
         c = self.counts.shape[1]
         if check_input:
             codes, y, weight = _check_batch(codes, y, len(self.n_states), c, weight, name="codes")
-            codes = codes.astype(np.int64) if np.issubdtype(codes.dtype, np.floating) else codes
-            bad = (codes < -1) | (codes >= np.asarray(self.n_states)[None, :])
-            if bad.any():
-                raise ValueError(f"codes must lie in [-1, n_states[i]); n_states={self.n_states}")
+            codes = _check_codes(codes, self.n_states)
         if weight is None:
             weight = jnp.ones(np.shape(y), self.counts.dtype)
         counts = _update_categorical(
@@ -924,8 +963,12 @@ class CategoricalCounts(eqx.Module):
         )
         return CategoricalCounts(counts, self.n_states)
 
-    def log_prob(self, codes, *, smoothing: float = 1.0) -> jax.Array:
+    def log_prob(self, codes, *, smoothing: float = 1.0, check_input: bool = True) -> jax.Array:
         r"""`(n, q, c)` log (N_ijk + a) - log (N_j(i) + a M_i); code -1 contributes 0."""
+        if check_input:
+            codes = _check_codes(_check_query(codes, len(self.n_states), "codes"), self.n_states)
+            if not smoothing > 0:
+                raise ValueError(f"smoothing must be > 0; got {smoothing=}")
         codes = jnp.asarray(codes, jnp.int32)
         k = jnp.asarray(np.repeat(np.arange(len(self.n_states)), self.n_states))
         m = jnp.asarray(self.n_states, self.counts.dtype)

@@ -110,6 +110,10 @@ def check_X_2d(X, name: str = "X"):
     else:
         try:
             arr = np.asarray(X)
+            if arr.dtype.kind in "US" and not isinstance(X, np.ndarray):
+                # a list mixing text and numbers: NumPy would turn every number into text (a
+                # numeric column would become categories); keep each entry's own type instead
+                arr = np.asarray(X, dtype=object)
         except Exception as e:  # ragged lists
             raise ValueError(f"{name} could not be converted to a 2-D array: {e}") from e
         if arr.ndim != 2:
@@ -161,11 +165,29 @@ class FeatureEncoder:
       categories_: per discrete column, the array of labels (label-encoded columns) or None (codes).
     """
 
-    def __init__(self, discrete="auto", n_states=None, missing="error", unseen="error"):
+    def __init__(
+        self, discrete="auto", n_states=None, missing="error", unseen="error", offers=None
+    ):
         self.discrete = discrete
         self.n_states = n_states
         self.missing = missing
         self.unseen = unseen
+        # the options the owning estimator exposes (error messages only suggest those);
+        # None: a stand-alone encoder, which has them all
+        self.offers = ("missing", "unseen", "n_states") if offers is None else tuple(offers)
+
+    def _missing_fix(self, what: str) -> str:
+        if "missing" in self.offers:
+            return f"pass missing='ignore' to {what}, or impute them"
+        return "impute them (this estimator has no missing='ignore' option)"
+
+    def _unseen_fix(self) -> str:
+        fixes = []
+        if "unseen" in self.offers:
+            fixes.append("pass unseen='ignore' to drop that term (uniform likelihood)")
+        if "n_states" in self.offers:
+            fixes.append("declare all states with n_states")
+        return " or ".join(fixes) if fixes else "include every category in the training data"
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self):
@@ -282,8 +304,8 @@ class FeatureEncoder:
     def _check_missing_obj(self, col, j):
         if self.missing == "error" and any(_is_missing_obj(v) for v in col):
             raise ValueError(
-                f"column {j} has missing values (None/NaN); pass missing='ignore' to "
-                f"drop those terms, or impute them"
+                f"column {j} has missing values (None/NaN); "
+                + self._missing_fix("drop those terms")
             )
 
     def _numeric_codes(self, col, j, fit):
@@ -299,8 +321,8 @@ class FeatureEncoder:
             if nan.any():
                 if self.missing == "error":
                     raise ValueError(
-                        f"discrete column {j} has missing values (NaN); pass "
-                        f"missing='ignore' to drop those terms, or impute them"
+                        f"discrete column {j} has missing values (NaN); "
+                        + self._missing_fix("drop those terms")
                     )
             fin = arr[~nan]
             if np.any(fin != np.round(fin)):
@@ -340,7 +362,7 @@ class FeatureEncoder:
                 bad = codes[neg & ~allowed][0]
                 extra = (
                     ""
-                    if self.missing == "ignore"
+                    if self.missing == "ignore" or "missing" not in self.offers
                     else (" (or pass missing='ignore' and code missing values as -1)")
                 )
                 raise ValueError(
@@ -478,8 +500,7 @@ class FeatureEncoder:
                     ex = np.asarray(cols[j])[np.flatnonzero(unseen)[:1]].tolist()[0]
                     raise ValueError(
                         f"column {j} has a category never seen in training ({ex!r}); "
-                        f"pass unseen='ignore' to drop that term (uniform likelihood),"
-                        f" or declare all states with n_states"
+                        + self._unseen_fix()
                     )
                 out = np.where(unseen, _MISSING_CODE, out)
             codes[:, t] = out
@@ -496,8 +517,8 @@ class FeatureEncoder:
                 raise ValueError(f"continuous column {j} contains inf; remove or clip those values")
             if np.isnan(col).any() and self.missing == "error":
                 raise ValueError(
-                    f"continuous column {j} contains NaN; pass missing='ignore' to "
-                    f"drop those terms (exact marginalization), or impute them"
+                    f"continuous column {j} contains NaN; "
+                    + self._missing_fix("drop those terms (exact marginalization)")
                 )
             with np.errstate(over="ignore"):  # an overflow is reported just below
                 values[:, t] = col
@@ -547,6 +568,13 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
     if y is None:
         raise ValueError(f"{name} is None; pass the class labels, one per sample")
     arr = np.asarray(y)
+    if arr.dtype.kind in "US" and not isinstance(y, np.ndarray):
+        # NumPy turns [1, "a"] into ["1", "a"]: predictions would come back as text
+        texts = {isinstance(v, str | bytes) for v in np.asarray(y, dtype=object).ravel()}
+        if len(texts) > 1:
+            raise TypeError(
+                f"{name} mixes text and numeric labels (e.g. [1, 'a']); use one type for all labels"
+            )
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()
     if arr.ndim != 1:

@@ -8,6 +8,8 @@ pytrees in attributes ending in ``_`` and hand NumPy back. scikit-learn is optio
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import numbers
 import time
@@ -111,14 +113,62 @@ def _check_scores(scores, values):
     raise undefined_scores_error(rows, scores.dtype, detail=detail)
 
 
+def _fitted_names(obj) -> list[str]:
+    """Instance attributes that hold fitted state (scikit-learn's trailing-underscore names)."""
+    return [k for k in vars(obj) if k.endswith("_") and not k.startswith("_")]
+
+
+def _transactional(method, *, reset: bool):
+    """Wraps an estimator's ``fit`` / ``partial_fit``: all or nothing.
+
+    A call that raises leaves the estimator exactly as before the call (a fitted model stays
+    usable, an unfitted one stays unfitted) instead of half updated, e.g. with new ``classes_``
+    beside the old parameters. ``reset`` (``fit``): the fitted attributes of an earlier fit are
+    dropped first, so none survives a refit with other settings. Nested calls (a subclass's fit
+    calling ``super().fit``, ``fit`` calling ``partial_fit``) run inside the outermost one.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if self.__dict__.get("_fit_depth", 0):
+            return method(self, *args, **kwargs)
+        saved = dict(self.__dict__)
+        if "encoder_" in saved:  # `partial_fit` grows the encoder in place
+            saved["encoder_"] = copy.deepcopy(saved["encoder_"])
+        if reset:
+            for name in _fitted_names(self):
+                delattr(self, name)
+        self._fit_depth = 1
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        finally:
+            self.__dict__.pop("_fit_depth", None)
+
+    wrapper._transactional = True
+    return wrapper
+
+
 class BaseNB:
     """Shared machinery: parameters, input encoding, prediction from ``_log_joint_scores``.
 
     Subclasses implement ``fit`` (setting ``encoder_``, ``classes_`` and their fitted pytrees) and
-    ``_log_joint_scores(codes, values)`` returning (n, c) unnormalized log posteriors.
+    ``_log_joint_scores(codes, values)`` returning (n, c) unnormalized log posteriors. Every
+    ``fit`` / ``partial_fit`` a subclass defines is made all-or-nothing (`_transactional`): a call
+    that raises leaves the estimator as it was, and ``fit`` starts from no fitted attributes.
     """
 
     _estimator_type = "classifier"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("fit", "partial_fit"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_transactional", False):
+                setattr(cls, name, _transactional(method, reset=name == "fit"))
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -176,6 +226,7 @@ class BaseNB:
             n_states=getattr(self, "n_states", None),
             missing=getattr(self, "missing", "error"),
             unseen=getattr(self, "unseen", "error"),
+            offers=[o for o in ("missing", "unseen", "n_states") if o in self._param_names()],
         )
 
     def _validate_fit(self, X, y, sample_weight=None):
@@ -520,9 +571,15 @@ class NaiveBayes(BaseNB):
             self._keep_sample(codes, values)
             prev = None
         else:
+            if classes is not None:
+                # the same set of labels in any order (scikit-learn compares the sorted classes)
+                given, _ = encode_labels(classes, None, name="classes")
+                if not np.array_equal(given, self.classes_):
+                    raise ValueError(
+                        f"classes differ from the first partial_fit call: got {list(given)}, "
+                        f"the model has {list(self.classes_)}"
+                    )
             old = self.encoder_.grow(X)
-            if classes is not None and not np.array_equal(np.asarray(classes), self.classes_):
-                raise ValueError("classes differ from the first partial_fit call")
             if list(old) != list(self.encoder_.n_states_):
                 self.stats_ = _pad_counts(self.stats_, old, self.encoder_.n_states_)
             codes, values = self.encoder_.transform(X, dtype=float_dtype())

@@ -99,12 +99,22 @@ def kde_bandwidths(
     r"""Per-class, per-predictor kernel standard deviations b_{c,j} = h_c s_{c,j}, shape (c, r).
 
     h_c = `normal_rule_bandwidth(n_dims, N_c)` unless `h` (scalar or (c,)) is given. Floored at
-    `min_bandwidth` so a constant predictor does not divide by zero.
+    `min_bandwidth` so a predictor constant within a class does not divide by zero. A predictor
+    constant over all training rows gets bandwidth 1 in every class (as `NaiveBayes` gives it unit
+    variance): every class then scores it alike, whatever the query value, instead of a
+    ``-(x - v)^2 / min_bandwidth^2`` term that would swamp the other predictors.
     """
     nc, s = class_scales(values, y, n_classes, weight)
     hc = normal_rule_bandwidth(n_dims, jnp.maximum(nc, 1.0)) if h is None else jnp.asarray(h)
     hc = jnp.broadcast_to(jnp.asarray(hc, s.dtype), nc.shape)
-    return jnp.maximum(hc[:, None] * s, min_bandwidth), nc
+    bw = jnp.maximum(hc[:, None] * s, min_bandwidth)
+    # constant over the weighted rows: an exact test (the scale itself carries rounding)
+    x = jnp.asarray(values, s.dtype)
+    used = (jnp.ones(x.shape[:1], bool) if weight is None else jnp.asarray(weight) > 0)[:, None]
+    constant = jnp.max(jnp.where(used, x, -jnp.inf), axis=0) <= jnp.min(
+        jnp.where(used, x, jnp.inf), axis=0
+    )
+    return jnp.where(constant[None, :], jnp.ones_like(bw), bw), nc
 
 
 def _map_chunks(fn, query, chunk_size):

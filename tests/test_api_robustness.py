@@ -1,0 +1,141 @@
+"""Estimator API robustness: all-or-nothing fits, sklearn-style partial_fit classes, list inputs
+mixing text and numbers, error messages that only suggest existing options, and kernel models
+on a constant training column."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxnb
+from jaxnb.methods.filters import equal_frequency_codes
+
+
+def _data(seed=0, n=60):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    Xd = (y[:, None] + rng.integers(0, 2, (n, 2))) % 3
+    Xc = y[:, None] + rng.standard_normal((n, 2))
+    return Xd, Xc, y
+
+
+def test_failed_refit_leaves_the_fitted_model_untouched():
+    Xd, Xc, y = _data()
+    m = jaxnb.NaiveBayes(priors=[0.5, 0.5]).fit(Xd, y)
+    before = m.predict_proba(Xd[:5])
+    y3 = np.random.default_rng(1).integers(0, 3, len(y))
+    with pytest.raises(ValueError, match="priors must have one entry per class"):
+        m.fit(Xd, y3)
+    np.testing.assert_array_equal(m.classes_, [0, 1])
+    np.testing.assert_array_equal(m.predict_proba(Xd[:5]), before)
+
+    X3 = np.c_[Xc, 2 * Xc[:, :1]]
+    f = jaxnb.FilterNB(filter="mi", k=3).fit(X3, y)
+    pred = f.predict(X3)
+    with pytest.raises(ValueError, match="k must be <= the number of columns"):
+        f.fit(Xc, y)
+    assert f.n_features_in_ == 3
+    np.testing.assert_array_equal(f.predict(X3), pred)
+
+
+def test_failed_first_partial_fit_leaves_the_model_unfitted():
+    Xd, _, y = _data()
+    m = jaxnb.NaiveBayes()
+    with pytest.raises(ValueError, match="mismatched lengths"):
+        m.partial_fit(Xd, y[:-1], classes=[0, 1])
+    assert not hasattr(m, "classes_")
+    with pytest.raises(ValueError, match="not fitted"):
+        m.predict(Xd)
+
+
+def test_partial_fit_accepts_the_same_classes_in_any_order_and_survives_a_rejected_batch():
+    Xd, _, y = _data()
+    ys = np.array(["b", "a"])[y]
+    m = jaxnb.NaiveBayes()
+    m.partial_fit(Xd[:30], ys[:30], classes=["b", "a"])
+    m.partial_fit(Xd[30:], ys[30:], classes=["b", "a"])  # sklearn: any order of the same set
+    ref = jaxnb.NaiveBayes().fit(Xd, ys)
+    np.testing.assert_allclose(m.predict_proba(Xd), ref.predict_proba(Xd), rtol=1e-6)
+    # a rejected batch holding a new category must not grow the encoder
+    Xnew = Xd[:5].copy()
+    Xnew[0, 0] = 7
+    with pytest.raises(ValueError, match="classes differ from the first partial_fit call"):
+        m.partial_fit(Xnew, ys[:5], classes=["a", "b", "c"])
+    assert list(m.n_states_) == list(ref.n_states_)
+    m.partial_fit(Xd[:5], ys[:5])  # still usable
+    assert m.predict_proba(Xd).shape == (len(y), 2)
+
+
+def test_refit_with_other_settings_drops_the_old_fitted_attributes():
+    _, Xc, y = _data()
+    w = jaxnb.WeightedNB(scheme="gradient").fit(Xc, y)
+    assert hasattr(w, "bias_")
+    w.set_params(scheme="ferreira").fit(Xc, y)
+    fresh = jaxnb.WeightedNB(scheme="ferreira").fit(Xc, y)
+    assert sorted(k for k in vars(w) if k.endswith("_")) == sorted(
+        k for k in vars(fresh) if k.endswith("_")
+    )
+    np.testing.assert_array_equal(w.predict_proba(Xc), fresh.predict_proba(Xc))
+
+
+def test_a_list_mixing_text_and_numbers_keeps_the_numeric_column_continuous():
+    Xd, Xc, y = _data()
+    rows = [[("u", "v", "w")[int(a)], float(b)] for a, b in zip(Xd[:, 0], Xc[:, 0], strict=True)]
+    m = jaxnb.NaiveBayes().fit(rows, y)
+    ref = jaxnb.NaiveBayes().fit(np.array(rows, dtype=object), y)
+    assert list(m.encoder_.discrete_idx_) == [0] and list(m.encoder_.continuous_idx_) == [1]
+    np.testing.assert_array_equal(m.predict_proba(rows), ref.predict_proba(rows))
+    assert m.predict([["u", 0.123456]]).shape == (1,)  # an unseen float is not an unseen category
+    with pytest.raises(TypeError, match="mixes text and numeric labels"):
+        jaxnb.NaiveBayes().fit(Xd, [1 if v else "a" for v in y])
+
+
+def test_error_messages_only_suggest_options_the_estimator_has():
+    Xd, Xc, y = _data()
+    tan = jaxnb.TAN().fit(Xd, y)
+    Xu = Xd[:3].copy()
+    Xu[0, 0] = 7
+    with pytest.raises(ValueError, match="never seen in training") as info:
+        tan.predict(Xu)
+    assert "unseen='ignore'" not in str(info.value) and "n_states" in str(info.value)
+    nb = jaxnb.NaiveBayes().fit(Xd, y)
+    with pytest.raises(ValueError, match="unseen='ignore'"):
+        nb.predict(Xu)
+    Xn = Xc[:3].copy()
+    Xn[0, 0] = np.nan
+    flex = jaxnb.FlexibleNB().fit(Xc, y)
+    with pytest.raises(ValueError, match="contains NaN") as info:
+        flex.predict(Xn)
+    assert "pass missing='ignore'" not in str(info.value)
+    with pytest.raises(ValueError, match="missing='ignore'"):
+        jaxnb.NaiveBayes().fit(Xc, y).predict(Xn)
+
+
+@pytest.mark.parametrize("name", ["FlexibleNB", "ParzenNB", "FlexibleTAN"])
+def test_kernel_models_ignore_a_column_constant_in_training(name):
+    """A constant training column carries no class information: whatever its query value, the
+    posteriors are those of the other columns (bandwidth 1 in every class, as NaiveBayes's unit
+    variance), not 0.5 / 0.5 from a 1e-12 bandwidth swamping everything."""
+    _, Xc, y = _data()
+    X = np.c_[Xc, np.full(len(y), 5.0)]
+    m = getattr(jaxnb, name)().fit(X, y)
+    np.testing.assert_array_equal(m.bandwidth_[:, 2], [1.0, 1.0])
+    q = np.array([[0.0, 0.0, 5.0], [2.0, 2.0, 5.0]])
+    base = m.predict_proba(q)
+    assert base[0, 0] > 0.55 and base[1, 1] > 0.6  # informative
+    for v in (5.5, -40.0):
+        q2 = q.copy()
+        q2[:, 2] = v
+        np.testing.assert_allclose(m.predict_proba(q2), base, rtol=1e-6, atol=1e-9)
+
+
+def test_equal_frequency_edges_do_not_depend_on_the_weights_scale_in_float32():
+    x = np.random.default_rng(0).standard_normal((90, 1)).astype(np.float32)
+    with jax.enable_x64(False):
+        codes = [
+            np.asarray(equal_frequency_codes(jnp.asarray(x), 5, jnp.full(90, s, jnp.float32)))
+            for s in (1.0, 3.0, 0.1, 7.0)
+        ]
+    for c in codes:
+        np.testing.assert_array_equal(np.bincount(c[:, 0], minlength=5), [18] * 5)
+        np.testing.assert_array_equal(c, codes[0])

@@ -397,8 +397,8 @@ def _zip_items(source, y_source, w_source, need_y):
             x, y, w = (item + (None, None))[:3]
         else:
             x = item
-            y = next(ys) if ys is not None else None
-            w = next(ws) if ws is not None else None
+            y = _next_chunk(ys, "y_source", k) if ys is not None else None
+            w = _next_chunk(ws, "sample_weight", k) if ws is not None else None
         x = np.asarray(x)
         if x.ndim != 2:
             raise ValueError(
@@ -417,6 +417,21 @@ def _zip_items(source, y_source, w_source, need_y):
                 f"{None if w is None else w.shape[0]}"
             )
         yield x, y, w
+    for extra, name in ((ys, "y_source"), (ws, "sample_weight")):
+        if extra is not None and next(extra, _EXHAUSTED) is not _EXHAUSTED:
+            raise ValueError(f"{name} yields more chunks than source; give both the same chunks")
+
+
+_EXHAUSTED = object()
+
+
+def _next_chunk(it, name, k):
+    value = next(it, _EXHAUSTED)
+    if value is _EXHAUSTED:
+        raise ValueError(
+            f"{name} ran out of chunks at chunk {k} of source; give both the same chunks"
+        )
+    return value
 
 
 def iter_npy_chunks(path, chunk_rows: int):
@@ -716,9 +731,11 @@ def _over_blocks(x, y, w, n_valid, layout, block_size, block, fold, with_start=F
     bs = n if block_size is None or block_size >= n else int(block_size)
     nb, tail = n // bs, n - (n // bs) * bs
     head = _take(x[:bs], layout.continuous).astype(float_dtype())
-    obs = jnp.isfinite(head)
-    shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
     row_ids = jnp.arange(bs, dtype=jnp.int32)
+    # the real rows only: a partly filled chunk's zero padding would pull the shift towards 0,
+    # far from data that sit far from 0, and the sums of squares would cancel
+    obs = jnp.isfinite(head) & (row_ids < n_valid)[:, None]
+    shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
 
     def one(start, size):
         sl = lambda a: None if a is None else lax.dynamic_slice_in_dim(a, start, size, 0)
@@ -987,9 +1004,16 @@ def _open_source(source, y_source, w_source, y_map, need_y) -> _Source:
 
     def chained():
         yield first
-        for x, y, w in it:
+        for k, (x, y, w) in enumerate(it, start=1):
             if x.shape[1] != p:
                 raise ValueError(f"source chunks have {x.shape[1]} columns, the first had {p}")
+            lossless = np.can_cast(x.dtype, dtype, casting="safe")
+            if not lossless and not (x.dtype.kind == dtype.kind == "f"):  # floats: as computed
+                raise ValueError(
+                    f"chunk {k} of source has dtype {x.dtype} but the first chunk had {dtype}: "
+                    "its values would be cast (e.g. fractions truncated); give every chunk the "
+                    "same dtype, e.g. .astype(np.float64)"
+                )
             yield x, y, w
 
     def make_gen(chunk_rows, pool_size=0):
@@ -1108,6 +1132,8 @@ def fit_stats_out_of_core(
     )
     if state["sample"] is None:
         raise ValueError("source holds no rows")
+    if not np.asarray(state["acc"].class_weight).sum() > 0:
+        raise ValueError("sample_weight sums to 0; at least one sample needs positive weight")
     stats = jax.tree.map(lambda a: jnp.asarray(a, dtype), state["acc"])
     if _return_layout:
         return stats, layout, cls, state["sample"]

@@ -682,12 +682,26 @@ register_sweep_method("cfs", _cfs_fit_eval, default_grid={"alpha": [1.0]}, prepa
 
 
 # ================================================================================ folds
-def _fold_ids_from_key(key, n_rows, n_folds):
-    return (jax.random.permutation(key, n_rows) % n_folds).astype(jnp.int32)
+def _fold_ids_from_key(key, n_rows, n_folds, real=None):
+    """Balanced random folds: row i gets ``perm[i] % K`` for a random permutation ``perm``.
+
+    With ``real`` (rows of positive weight; padding rows have none), only the real rows are
+    dealt: a real row gets (its rank among the real rows in ``perm`` order) % K, so every fold
+    holds about n_real / K real rows; with every row real that rank is ``perm[i]`` (the same
+    folds as without ``real``). Rows of weight 0 get folds too, which changes nothing."""
+    perm = jax.random.permutation(key, n_rows)
+    if real is None:
+        return (perm % n_folds).astype(jnp.int32)
+    order = jnp.argsort(perm)  # rows in perm order
+    rank = jnp.cumsum(real[order].astype(jnp.int32)) - 1
+    ids = jnp.zeros((n_rows,), jnp.int32).at[order].set(jnp.maximum(rank, 0) % n_folds)
+    return ids
 
 
 def fold_ids(seed: int, n_rows: int, n_folds: int) -> np.ndarray:
-    """The fold of every training row used by `sweep` for ``seed`` (balanced, random, (n,) int).
+    """The fold of every training row used by `sweep` for ``seed`` (balanced, random, (n,) int),
+    when every training row has a positive weight (rows of weight 0, e.g. the padding of
+    `stack_datasets`, are left out of the deal: see `_fold_ids_from_key`).
 
     ``n_folds`` must be an int in [2, n_rows] (every fold non-empty, as `sweep`'s ``folds``)."""
     _check_int("n_rows", n_rows, 1)
@@ -1037,24 +1051,40 @@ def _grid_arrays(grid: Mapping[str, Sequence]):
     return {k: v[[p[i] for p in prod]] for i, (k, v) in enumerate(zip(names, values, strict=True))}
 
 
-def _folds_arg(folds, D, n):
+def _folds_arg(folds, D, n, real):
+    """(random K or None, number of folds F, fixed (D, n) ids or None); ``real``: (D, n) rows of
+    positive training weight (padding rows of `stack_datasets` have weight 0)."""
     if folds is None:
         return None, 1, None
+    n_real = int(real.sum(axis=1).min())
     if isinstance(folds, (int, np.integer)) and not isinstance(folds, bool):
-        if not 2 <= folds <= n:
+        if not 2 <= folds <= n_real:
             raise ValueError(
-                f"folds must be an int in [2, n_train={n}], a fold-id array or None; got {folds=}"
+                f"folds must be an int in [2, {n_real}] (the fewest rows of positive weight in a "
+                f"data set), a fold-id array or None; got {folds=}"
             )
         return int(folds), int(folds), None
+    if not isinstance(folds, np.ndarray | list | tuple) and not hasattr(folds, "__array__"):
+        raise TypeError(
+            f"folds must be None, an int K >= 2 or an int array of fold ids; got {folds!r}"
+        )
     ids = np.asarray(folds)
     if ids.shape == (n,):
         ids = np.broadcast_to(ids, (D, n))
     if ids.shape != (D, n) or ids.dtype.kind not in "iu" or ids.min() < 0:
         raise ValueError(
             f"fold ids must be non-negative ints of shape (n,) or (D, n) = ({D}, "
-            f"{n}); got {ids.shape}"
+            f"{n}); got shape {ids.shape}, dtype {ids.dtype}"
         )
-    return None, int(ids.max()) + 1, ids.astype(np.int32)
+    F = int(ids.max()) + 1
+    for d_i in range(D):
+        held = np.bincount(ids[d_i][real[d_i]], minlength=F)
+        if (held == 0).any():
+            raise ValueError(
+                f"fold ids of data set {d_i} leave fold {int(np.argmax(held == 0))} without a "
+                f"row of positive weight (folds must be numbered 0..{F - 1} without gaps)"
+            )
+    return None, F, ids.astype(np.int32)
 
 
 def _vmap_axis(f, xs):
@@ -1095,7 +1125,7 @@ def _compiled_sweep(
 
         def per_seed(key):
             if random_k is not None:
-                ids = _fold_ids_from_key(key, n, random_k)
+                ids = _fold_ids_from_key(key, n, random_k, base_w > 0)
             elif "_fold_ids" in dd:
                 ids = dd["_fold_ids"]
             else:
@@ -1226,10 +1256,12 @@ def sweep(
             )
     if path and len(groups) > 1:
         raise ValueError("path methods take the whole grid at once; prepare must not split it")
-    seeds = np.atleast_1d(np.asarray(seeds, np.int64))
-    if seeds.ndim != 1 or seeds.size == 0:
+    raw_seeds = np.atleast_1d(np.asarray(seeds))
+    if raw_seeds.ndim != 1 or raw_seeds.size == 0 or raw_seeds.dtype.kind not in "iu":
         raise ValueError(f"seeds must be a non-empty list of ints; got {seeds!r}")
-    random_k, F, fixed_ids = _folds_arg(folds, D, n)
+    seeds = raw_seeds.astype(np.int64)
+    real = np.asarray(d["weight_train"]) > 0 if "weight_train" in d else np.ones((D, n), bool)
+    random_k, F, fixed_ids = _folds_arg(folds, D, n, real)
 
     dtype = float_dtype()
     hd = dict(d)  # host (NumPy) arrays: cast and pad here, then one transfer to the devices

@@ -380,7 +380,15 @@ class GroupLassoNB(BaseNB):
             self.path_["cv_log_loss"] = crit
             self.path_["cv_error"] = np.asarray(err)
         self.path_["criterion"] = crit
-        idx = int(np.argmin(crit))
+        if not np.isfinite(crit).any():
+            raise ValueError(
+                f"the {'AIC' if crit is aic else 'cross-validated log-loss'} is not finite at any "
+                "penalty (a class with fewer rows than the folds leaves some training fold "
+                "without it, or alpha=0 gives zero probabilities); use alpha > 0, fewer folds "
+                "(cv=...), selection='aic', or a fixed penalty"
+            )
+        # NaN / inf points are never chosen: the lowest finite value, first on ties
+        idx = int(np.argmin(np.where(np.isfinite(crit), crit, np.inf)))
         self.selected_index_ = idx
         self.penalty_ = float(pens[idx])
         self.lambda_max_ = lmax
@@ -446,7 +454,10 @@ class L1NB(BaseNB):
 
     Attributes:
       coef_: (p,) selected β; coef_path_: (m, p) breakpoints (row 0 is β = 0); s_path_: (m,) Σβ;
-      criterion_path_: (m,) AIC or validation accuracy; selected_index_; support_ (β > 0);
+      criterion_path_: AIC at the breakpoints of ``s_path_`` (``selection="aic"``), or the
+        validation accuracy at the breakpoints of ``validation_s_path_``, the path fitted on the
+        training part (``selection="validation"``); selected_index_ (row of ``s_path_`` at or below
+        the chosen budget); support_ (β > 0);
       params_ (Ω̂ on all rows); n_selected_.
     """
 
@@ -536,12 +547,16 @@ class L1NB(BaseNB):
                 - 1
             )
             self.validation_s_ = float(sel.s)
+            # the accuracies belong to the breakpoints of the path fitted on the training part
+            m_tr = int(p_tr.n_steps) + 1
+            self.validation_s_path_ = np.asarray(p_tr.s)[:m_tr]
+            crit = crit[:m_tr]
         order = self._user_order()
         m = int(path.n_steps) + 1
         self.coef_path_ = np.asarray(path.beta)[:m][:, order]
         self.s_path_ = np.asarray(path.s)[:m]
         self.event_path_ = np.asarray(path.event)[:m]
-        self.criterion_path_ = crit[:m]
+        self.criterion_path_ = crit if self.selection == "validation" else crit[:m]
         self.path_converged_ = bool(path.converged)
         self.selected_index_ = max(idx, 0)
         self._beta = jnp.asarray(beta)

@@ -278,7 +278,8 @@ class SelectiveNB(_SearchBase):
         "phases" (floating directions only: `jaxnb.methods.selective.phase_floating_path`; the
         subset is the search's result, or, with ``validation_fraction``, the smallest subset with
         the lowest validation error among all subsets the search visited).
-      max_features: forward moves stop at this many predictors (None: no limit).
+      max_features: forward moves stop at this many predictors (None: no limit); forward and
+        forward_backward directions only (a backward start holds every predictor).
       refit: with a validation split, refit NB on all rows for the chosen subset (default True);
         False keeps the parameters fitted on the training part (ESANN's protocol).
       random_state: seed of the validation split.
@@ -335,6 +336,12 @@ class SelectiveNB(_SearchBase):
         if self.validation_fraction is not None:
             _check_real("validation_fraction", self.validation_fraction, 0.0, 1.0, True, True)
         _check_int("max_features", self.max_features, 1, allow_none=True)
+        if self.max_features is not None and self.direction in ("backward", "backward_forward"):
+            raise ValueError(
+                f"max_features caps forward moves; direction={self.direction!r} starts from every "
+                "predictor, so the result could hold more than max_features. Use "
+                "direction='forward' or 'forward_backward', or max_features=None"
+            )
         if not isinstance(self.refit, bool):
             raise ValueError(f"refit must be True or False; got refit={self.refit!r}")
 

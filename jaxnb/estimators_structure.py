@@ -585,7 +585,8 @@ class FlexibleTAN(_KernelBase):
 @jax.jit
 def _masked_scores(params, mask, codes, values):
     L = lk.log_contributions(params, codes, values)
-    return params.log_prior[None, :] + jnp.einsum("npc,p->nc", L, mask.astype(L.dtype))
+    # where, not a 0/1 product: an unselected predictor's -inf (alpha = 0) must not give NaN
+    return params.log_prior[None, :] + jnp.where(mask[None, :, None], L, 0.0).sum(1)
 
 
 def _gaussian_pair_mi(values, w):

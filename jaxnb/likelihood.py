@@ -246,7 +246,8 @@ def predict(log_post):
 def _wmean(x, weight):
     if weight is None:
         return x.mean(-1)
-    return (x * weight).sum(-1) / weight.sum(-1)
+    # a row of weight 0 counts for nothing, even where its value is +/-inf or NaN (0 * inf = NaN)
+    return jnp.where(weight > 0, x * weight, 0.0).sum(-1) / weight.sum(-1)
 
 
 def _true_class(log_post, y):

@@ -13,6 +13,7 @@ r"""Model selection along a path: AIC, K-fold CV by statistics subtraction, vali
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 
 import jax
@@ -50,6 +51,10 @@ def aic(log_post, y, d, weight=None):
       d: degrees of freedom (`degrees_of_freedom`).
       weight: optional (n,) row weights.
     """
+    if weight is not None and not isinstance(weight, jax.core.Tracer):
+        wv = np.asarray(weight, dtype=float)
+        if not np.isfinite(wv).all() or (wv < 0).any():
+            raise ValueError("weight must be finite and >= 0")
     w = jnp.ones(y.shape, log_post.dtype) if weight is None else jnp.asarray(weight, log_post.dtype)
     true = jnp.take_along_axis(log_post, y[:, None], axis=-1)[:, 0]
     N = w.sum()
@@ -98,6 +103,23 @@ def kfold_stats(codes, values, y, folds, weight=None, *, n_states, n_classes, n_
     return train, fold
 
 
+_kfold_stats_jit = kfold_stats
+
+
+@functools.wraps(_kfold_stats_jit)
+def kfold_stats(codes, values, y, folds, weight=None, *, n_states, n_classes, n_folds):
+    if not isinstance(folds, jax.core.Tracer):
+        f = np.asarray(folds)
+        if f.dtype.kind not in "iu" or (f.size and (f.min() < 0 or f.max() >= int(n_folds))):
+            raise ValueError(
+                f"folds must hold int fold indices in [0, n_folds={n_folds}); got values in "
+                f"[{f.min() if f.size else None}, {f.max() if f.size else None}]"
+            )
+    return _kfold_stats_jit(
+        codes, values, y, folds, weight, n_states=n_states, n_classes=n_classes, n_folds=n_folds
+    )
+
+
 def _merge_folds(fold: SuffStats) -> SuffStats:
     """Merge the K fold statistics (leading axis) into the total, exactly (pooled moments)."""
     w = fold.weight.sum(0)
@@ -137,12 +159,17 @@ def select_along_path(path_scores, rule: str = "min", sizes=None, n_valid=None) 
     s = s[:m]
     if rule == "last":
         return m - 1
+    if np.isnan(s).all():
+        raise ValueError("path_scores are all NaN; no model can be selected")
     best = np.flatnonzero(s == np.nanmin(s))
     if rule == "min":
         return int(best[0])
     if sizes is None:
         raise ValueError("rule='min_smallest' needs sizes=(m,) model sizes")
-    sz = np.asarray(sizes)[:m][best]
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1 or sizes.shape[0] < m:
+        raise ValueError(f"sizes must be 1-D with at least {m} entries; got shape {sizes.shape}")
+    sz = sizes[:m][best]
     return int(best[np.argmin(sz)])
 
 

@@ -80,6 +80,19 @@ from jaxnb.optim.fista import SolverInfo, solve_fista
 from jaxnb.optim.projections import project_box, project_cpt, project_cpt_affine
 from jaxnb.optim.prox import group_norms, prox_dykstra, prox_group_l2
 
+
+def _check_values(name, value, *, low=0.0, low_open=False):
+    """Eager check of a concrete argument (skipped for tracers, i.e. inside a caller's jit): every
+    entry finite and >= ``low`` (> with ``low_open``)."""
+    if value is None or isinstance(value, jax.core.Tracer):
+        return
+    arr = np.asarray(value, dtype=float)
+    bad = ~np.isfinite(arr) | ((arr <= low) if low_open else (arr < low))
+    if bad.any():
+        rel = ">" if low_open else ">="
+        raise ValueError(f"{name} must be finite and {rel} {low}; got {value!r}")
+
+
 __all__ = [
     "GroupLassoParams",
     "GroupLassoProblem",
@@ -226,6 +239,8 @@ def make_group_lasso_problem(
     Returns:
       A `GroupLassoProblem` (a pytree; n_states static).
     """
+    _check_values("alpha", alpha)
+    _check_values("min_std", min_std, low_open=True)
     class_weight, counts, weight, mean, m2, n_states = _stats_arrays(stats)
     counts = jnp.asarray(counts)
     dtype = jnp.result_type(counts.dtype, jnp.asarray(mean).dtype, jnp.float32)
@@ -262,7 +277,11 @@ def make_group_lasso_problem(
     mu0 = jnp.where(w_tot > 0, jnp.sum(weight * xbar, axis=0) / w_safe, 0.0)
     m2_0 = jnp.sum(m2 + weight * (xbar - mu0[None, :]) ** 2, axis=0)
     sigma0 = jnp.where(w_tot > 0, jnp.sqrt(m2_0 / w_safe), 1.0)
-    sigma0 = jnp.where(sigma0 > 0, sigma0, 1.0)
+    # no spread at all (constant over the weighted rows, or no row): scale 1 in Omega^(0) and in
+    # every class of Omega^(1), so Omega^(1) = Omega^(0) and the predictor is never active (a
+    # floored class scale would make it look informative and move lambda_max)
+    flat = sigma0 <= 0
+    sigma0 = jnp.where(flat, 1.0, sigma0)
     if min_std is None:
         floor = 1e-3 * sigma0
     else:
@@ -272,6 +291,7 @@ def make_group_lasso_problem(
     mu1 = jnp.where(has, xbar, mu0[None, :])
     sigma1 = jnp.where(has, jnp.sqrt(m2 / jnp.where(has, weight, 1.0)), sigma0[None, :])
     sigma1 = jnp.maximum(sigma1, floor[None, :])
+    sigma1 = jnp.where(flat[None, :], sigma0[None, :], sigma1)
     c = counts.shape[1]
     center = GroupLassoParams(
         theta0, jnp.broadcast_to(mu0[None, :], (c, r)), jnp.broadcast_to(sigma0[None, :], (c, r))
@@ -459,6 +479,7 @@ def lambda_max(problem: GroupLassoProblem, *, continuous_scale=1.0, per_predicto
     Returns:
       Scalar lambda_max, or ``(lambda_max, lambda_i)`` with ``per_predictor=True``.
     """
+    _check_values("continuous_scale", continuous_scale, low_open=True)
     g = _tangent_gradient(problem, problem.center)
     q = problem.n_discrete
     parts = []
@@ -477,6 +498,13 @@ def lambda_max(problem: GroupLassoProblem, *, continuous_scale=1.0, per_predicto
 def penalty_fractions(num: int = 20, ratio=1e-3, dtype=None):
     """The grid of `penalty_grid` as fractions of ``lambda_max``: ``num`` geometric values from 1
     down to ``ratio`` (e.g. a sweep's ``relative=True`` group-lasso grid)."""
+    if isinstance(num, bool) or not isinstance(num, int | np.integer) or num < 1:
+        raise ValueError(f"num must be an int >= 1 (the number of penalties); got {num!r}")
+    if not isinstance(ratio, jax.core.Tracer) and not 0.0 < float(ratio) <= 1.0:
+        raise ValueError(
+            f"ratio must lie in (0, 1]: the smallest penalty as a fraction of lambda_max; got "
+            f"{ratio!r}"
+        )
     return jnp.logspace(0.0, jnp.log10(ratio), num, dtype=dtype)
 
 
@@ -743,6 +771,8 @@ def fit_group_lasso(
       ``"exact"``, ``num_steps`` adds the discrete Newton steps to the continuous FISTA steps and
       ``residual`` is the larger of the two parts' residuals.
     """
+    _check_values("penalty_discrete", penalty_discrete)
+    _check_values("penalty_continuous", penalty_continuous)
     _check_solver(solver)
     if penalty_continuous is None:
         penalty_continuous = penalty_discrete
@@ -808,6 +838,8 @@ def group_lasso_path(
     Returns:
       A `GroupLassoPath`.
     """
+    _check_values("penalties", penalties)
+    _check_values("continuous_scale", continuous_scale, low_open=True)
     _check_solver(solver)
     penalties = jnp.asarray(penalties)
     init = problem.center if init is None else init

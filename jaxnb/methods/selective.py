@@ -13,6 +13,13 @@ is laid out (folds, p, classes, rows) so the candidate add and the row reduction
 contiguous loop; with two classes the smooth criteria only need the margin ``s_y − s_other``, so
 they use the (folds, p, rows) array of the predictors' signed margin contributions instead.
 
+Zero probabilities (``alpha = 0`` and a state never seen in a class): a log-contribution of −inf
+is floored at ``log(finfo(dtype).tiny)`` (−708 in float64, −87 in float32), the log of the
+smallest normal number, in the search and in `masked_scores`. The subset scores then stay finite,
+so a predictor outside the subset contributes nothing (an exact ``0 · (−inf)`` would be NaN) and a
+predictor can be removed again (``−inf − (−inf)`` would be NaN); a class with such a term still
+loses to every class without one by ~e^−700 (float64).
+
 Criteria (ESANN §4.2): ``"error"`` (classification error, argmax ties to the lowest class index),
 ``"error_probability"`` (1/N) Σ_r (1 − P̂_S(y_r | x_r)), ``"log_loss"``
 −(1/N) Σ_r log P̂_S(y_r | x_r) (the negative log conditional likelihood). The criterion is computed
@@ -75,6 +82,7 @@ Ties between candidates: the first predictor index with the lowest criterion val
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 
 import equinox as eqx
@@ -150,10 +158,16 @@ def mle_contributions(omega1: NBParams, codes, values):
     return _contributions(g, jnp.ones((p,), g.mu1.dtype))
 
 
+def floor_log_contributions(L):
+    """−inf (a zero probability) -> ``log(finfo(dtype).tiny)``; see the module docstring."""
+    return jnp.maximum(L, float(np.log(jnp.finfo(L.dtype).tiny)))
+
+
 def masked_scores(omega1: NBParams, mask, codes, values):
     """Joint scores (n, c) of the selective NB keeping the predictors in ``mask`` (p,):
-    ``log π_j + Σ_i mask_i L[r, i, j]`` with L = `mle_contributions`."""
-    L = mle_contributions(omega1, codes, values)
+    ``log π_j + Σ_i mask_i L[r, i, j]`` with L = `mle_contributions` (floored at the log of the
+    smallest normal number, as in the search)."""
+    L = floor_log_contributions(mle_contributions(omega1, codes, values))
     return omega1.log_prior[None, :] + jnp.einsum("npc,p->nc", L, mask.astype(L.dtype))
 
 
@@ -258,6 +272,7 @@ def selective_path(
         raise ValueError(f"stopping must be one of {STOPPING}; got {stopping!r}")
     if L.ndim == 3:
         L = L[None]
+    L = floor_log_contributions(L)
     K, n, p, c = L.shape
     dtype = L.dtype
     bias = jnp.broadcast_to(jnp.asarray(bias, dtype).reshape((-1, c)), (K, c))
@@ -471,6 +486,46 @@ class PhaseFloatingPath(eqx.Module):
 def _phase_optimum(crit, size):
     """Index of the lowest criterion; ties: the smallest subset, then the earliest."""
     return int(np.lexsort((np.arange(crit.size), size, crit))[0])
+
+
+_selective_path_jit = selective_path
+
+
+@functools.wraps(_selective_path_jit)
+def selective_path(
+    L, bias, y, weight=None, *, max_features=None, max_steps=None, initial_mask=None, **kwargs
+):
+    p = np.shape(L)[-2]
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1
+    ):
+        raise ValueError(f"max_steps must be None or an int >= 1; got {max_steps!r}")
+    if initial_mask is not None and np.shape(initial_mask) not in ((p,), ()):
+        raise ValueError(
+            f"initial_mask must have one entry per predictor ({p},); got {np.shape(initial_mask)}"
+        )
+    if max_features is not None and not isinstance(max_features, jax.core.Tracer):
+        mf = np.asarray(max_features)
+        if mf.ndim or mf.dtype.kind not in "iu" or int(mf) < 1:
+            raise ValueError(f"max_features must be None or an int >= 1; got {max_features!r}")
+    if weight is not None and not isinstance(weight, jax.core.Tracer):
+        w = np.asarray(weight, dtype=float)
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError("weight must be finite and >= 0 (0/1 for folds and validation rows)")
+    return _selective_path_jit(
+        L,
+        bias,
+        y,
+        weight,
+        max_features=max_features,
+        max_steps=max_steps,
+        initial_mask=initial_mask,
+        **kwargs,
+    )
+
+
+selective_path.lower = _selective_path_jit.lower
+selective_path._cache_size = _selective_path_jit._cache_size
 
 
 def phase_floating_path(

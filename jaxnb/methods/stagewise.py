@@ -47,6 +47,7 @@ stack (vmap over data sets or folds).
 
 from __future__ import annotations
 
+import functools
 import sys
 from functools import partial
 
@@ -113,6 +114,8 @@ class StagewisePath(eqx.Module):
 
 def n_units(epsilon) -> int:
     """Number of ε-units that reach α = 1: ⌈1/ε⌉ (static, NumPy); robust to 1/0.025 = 40.000…01."""
+    if not (np.isfinite(float(epsilon)) and 0.0 < float(epsilon) <= 1.0):
+        raise ValueError(f"epsilon must lie in (0, 1] (the step of alpha); got {epsilon!r}")
     return int(np.ceil(1.0 / float(epsilon) * (1.0 - 1e-9)))
 
 
@@ -495,6 +498,49 @@ def fsnb_path(
     out["chosen"] = jnp.where(after, -1, path["chosen"])
     out["step"] = jnp.where(after, 0, path["step"])
     return StagewisePath(n_iter=n_iter, stopped_early=since >= pat, **out)
+
+
+_fsnb_path_jit = fsnb_path
+
+
+def _check_path_args(epsilon, k_max, patience):
+    """Eager checks of concrete fsNB arguments (tracers, i.e. a caller's jit, are skipped)."""
+    if not isinstance(epsilon, jax.core.Tracer):
+        eps = float(np.asarray(epsilon))
+        if not (np.isfinite(eps) and 0.0 < eps <= 1.0):
+            raise ValueError(f"epsilon must lie in (0, 1] (the step of alpha); got {epsilon!r}")
+        if isinstance(k_max, int | np.integer) and int(k_max) != n_units(eps):
+            raise ValueError(
+                f"k_max={k_max} does not match epsilon={eps}: pass k_max=n_units(epsilon) "
+                f"= {n_units(eps)} (the number of epsilon steps that reach alpha = 1)"
+            )
+    if patience is not None and not isinstance(patience, jax.core.Tracer):
+        pat = np.asarray(patience)
+        if pat.ndim or pat.dtype.kind not in "iu" or int(pat) < 1:
+            raise ValueError(f"patience must be None or an int >= 1; got {patience!r}")
+
+
+@functools.wraps(_fsnb_path_jit)
+def fsnb_path(
+    omega1, omega0, codes, values, y, weight=None, *, epsilon=0.025, patience=None, k_max, **kwargs
+):
+    _check_path_args(epsilon, k_max, patience)
+    return _fsnb_path_jit(
+        omega1,
+        omega0,
+        codes,
+        values,
+        y,
+        weight,
+        epsilon=epsilon,
+        patience=patience,
+        k_max=k_max,
+        **kwargs,
+    )
+
+
+fsnb_path.lower = _fsnb_path_jit.lower
+fsnb_path._cache_size = _fsnb_path_jit._cache_size
 
 
 @partial(

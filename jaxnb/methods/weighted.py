@@ -41,6 +41,7 @@ from functools import partial
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from jax import lax
 
@@ -114,6 +115,8 @@ def ferreira_weights(
       n_states, n_classes: static shapes; n_bins: static number of bins for continuous predictors.
       state_weighting: see `ferreira_weights_from_counts`.
     """
+    if int(n_bins) < 2:
+        raise ValueError(f"n_bins must be >= 2 (bins of the continuous predictors); got {n_bins}")
     dtype = jnp.result_type(values.dtype, float_dtype())
     n = y.shape[0]
     w = jnp.ones((n,), dtype) if weight is None else weight.astype(dtype)
@@ -207,6 +210,14 @@ def fit_gradient_weights(
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}")
+    for name, value in (("l2", l2), ("tol", tol), ("learning_rate", learning_rate)):
+        if not isinstance(value, jax.core.Tracer):
+            v = float(np.asarray(value))
+            if not (np.isfinite(v) and v >= 0 and (name != "learning_rate" or v > 0)):
+                rel = "> 0" if name == "learning_rate" else ">= 0"
+                raise ValueError(f"{name} must be finite and {rel}; got {value!r}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
+        raise ValueError(f"max_steps must be an int >= 1; got {max_steps!r}")
     return _fit_gradient_jit(
         L, y, log_prior, weight, l2, learning_rate, tol, solver=solver, max_steps=int(max_steps)
     )

@@ -51,10 +51,11 @@ Search ties go to the lowest predictor index; error ties between classes to the 
 
 Usage: python experiments/esann_table1.py [--quick] [--target anomaly|class]
   [--floating-stopping phases|full|improve] [--one-way-stopping full|improve]
-Full mode (6000/6000), default phase floating searches: 242 s measured on 2 CPU cores shared at
-load average about 5 (indicators 84 s; one-way full paths 9-10 s each; phase searches 16-51 s,
-3-11 phases). With `--floating-stopping full` (SFFS / SBFS, 4860 moves each): 1101 s at load
-average 9-12 (one-way paths 34-41 s, SFFS 193-299 s, SBFS 106-113 s);
+Full mode (6000/6000), default phase floating searches: 78 s in the committed run
+(results/esann_table1.json, "runtime_seconds"; 2 CPU cores); an earlier run on the same cores
+shared at load average about 5 took 242 s (indicators 84 s; one-way full paths 9-10 s each; phase
+searches 16-51 s, 3-11 phases). With `--floating-stopping full` (SFFS / SBFS, 4860 moves
+each): 1101 s at load average 9-12 (one-way paths 34-41 s, SFFS 193-299 s, SBFS 106-113 s);
 see "runtime_seconds" and "timings" in the JSON. Quick mode (600/600): about 100 s.
 """
 

@@ -28,6 +28,7 @@ RESULTS_ENV = "JAXNB_RESULTS_DIR"
 
 SCRIPTS = [
     "calibrate_table1",
+    "calibrate_patience",
     "fsnb_fig1_fig2",
     "fsnb_fig3",
     "fsnb_fig6",

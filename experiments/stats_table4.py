@@ -1,8 +1,9 @@
 """Analogue of fsNB Table 4: Friedman test and all-pairs post-hoc over the methods of Table 1.
 
-The fsNB paper (Vidaurre, Bielza & Larrañaga 2011, Table 4) compares its methods on the StarPlus
-fMRI data with a Friedman test and the Bergmann–Hommel post-hoc procedure (García & Herrera 2008).
-StarPlus is not available offline, so we run the same statistics on what we have: the per-data-set
+The fsNB paper (Vidaurre, Bielza & Larrañaga 2011, §7.4 "Comparison across data sets", Table 4)
+compares its methods across its real data sets with a Friedman test and the Bergmann–Hommel
+post-hoc procedure (García & Herrera 2008). Its fMRI data (StarPlus) are not available offline,
+so we run the same statistics on what we have: the per-data-set
 test errors that `fsnb_table1.py` stores ("values" lists, 100 synthetic data sets per scenario).
 
 Blocks ("data sets" in Demšar's sense) are the scenario × data-set pairs, pooled over DI, CI, DR and
@@ -57,7 +58,15 @@ LABELS = {
     "cfs": "CFS+NB",
 }
 EPS_LABEL = "fsNB (ε rule)"
-TABLE2_METHODS = {"NB": "NB", "SNB": "SNB", "fsNB": "fsNB", "fsNB(eps)": EPS_LABEL}
+TABLE2_METHODS = {
+    "NB": "NB",
+    "SNB": "SNB",
+    "WNB": "WNB",
+    "aL1/L2-NB": "aL1/L2-NB",
+    "fsNB": "fsNB",
+    "CFS+NB": "CFS+NB",
+    "fsNB(eps)": EPS_LABEL,
+}
 
 
 def table1_columns(table1: dict) -> dict[str, dict[str, list[float]]]:

@@ -1301,7 +1301,8 @@ def sec_speed(b: Build):
                 "Published timings for reference (L1NB paper, n = 1000, p = 100, from "
                 "`paper/published.py`): "
                 + ", ".join(f"{k} {num(v, 1)} s" for k, v in PUB.L1NB_TIMING_SECONDS.items())
-                + ".\n"
+                + '; ours on the same setting are in the benchmark results above ("Penalized '
+                "NB beside the papers' timings\", `benchmarks/bench_penalized.py`).\n"
             )
     return txt
 

@@ -103,6 +103,7 @@ def cmd_compare(args) -> int:
             print(f"jaxnb compare: {e}", file=sys.stderr)
             return 2
         print(f"compilation cache: {where}", file=sys.stderr)
+    explicit = bool(args.methods)  # methods the user asked for are reported when they cannot run
     names = args.methods.split(",") if args.methods else available_methods()
     try:
         for n in names:
@@ -111,12 +112,22 @@ def cmd_compare(args) -> int:
         print(f"jaxnb compare: {e}", file=sys.stderr)
         return 2
     if args.data is None:
-        given = [f"--{a.replace('_', '-')}" for a in ("target", "cv") if getattr(args, a)]
+        given = [
+            f"--{a.replace('_', '-')}" for a in ("target", "cv") if getattr(args, a) is not None
+        ]
+        given += [
+            f"--{a.replace('_', '-')}"
+            for a, default in (("sep", ","), ("discrete", "auto"), ("test_size", 0.3))
+            if getattr(args, a) != default
+        ]
         if given:
             print(f"jaxnb compare: {', '.join(given)} require --data", file=sys.stderr)
             return 2
         datasets = _default_datasets(args.seed, args.quick)
     else:
+        if args.cv is not None and args.test_size != 0.3:
+            print("jaxnb compare: --test-size has no effect with --cv; pass one", file=sys.stderr)
+            return 2
         try:
             datasets = [_user_dataset(args)]
         except (OSError, ValueError) as e:
@@ -131,6 +142,10 @@ def cmd_compare(args) -> int:
             k += 1
             spec = get_method(name)
             if kind not in spec.kinds:
+                if explicit:
+                    failures.append(
+                        (dname, name, f"supports {', '.join(spec.kinds)} data, not {kind}")
+                    )
                 continue
             print(f"[{k}/{total}] {name} on {dname} ...", file=sys.stderr, flush=True)
             errs, sels, fit_s = [], [], 0.0

@@ -140,3 +140,38 @@ def test_compare_embedded_and_argument_errors(capsys):
     assert main(["methods"]) == 0
     listed = capsys.readouterr().out
     assert "CFS+NB" in listed and "fsNB" in listed
+
+
+def test_compare_reports_requested_methods_the_data_kind_excludes(tmp_path, capsys):
+    path = tmp_path / "tiny.csv"
+    path.write_text("a,b,cls\n" + "x,p,no\ny,q,yes\n" * 5)
+    rc = main(["compare", "--data", str(path), "--methods", "SemiNaive"])
+    out, _ = capsys.readouterr()
+    assert rc == 1  # nothing ran
+    assert "not run: SemiNaive" in out and "not discrete" in out
+
+
+def test_compare_flags_options_without_effect(csv_path, capsys):
+    assert main(["compare", "--cv", "0"]) == 2  # cv=0 is not "no --cv"
+    assert "require --data" in capsys.readouterr().err
+    assert main(["compare", "--test-size", "0.5"]) == 2
+    assert "--test-size require --data" in capsys.readouterr().err
+    rc = main(["compare", "--data", str(csv_path), "--cv", "3", "--test-size", "0.5"])
+    assert rc == 2 and "--test-size has no effect with --cv" in capsys.readouterr().err
+
+
+def test_load_csv_byte_order_mark_duplicates_and_bad_target(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes("\ufeffcolour,size,cls\nred,1,a\nblue,2,b\n".encode())
+    table = load_csv(path, target="colour")
+    assert list(table.names) == ["size", "cls"]
+    dup = tmp_path / "dup.csv"
+    dup.write_text("x,x,cls\n1,2,a\n3,4,b\n")
+    with pytest.raises(ValueError, match=r"column names \['x'\] appear more than once"):
+        load_csv(dup)
+    with pytest.raises(TypeError, match="target must be a column name or index"):
+        load_csv(path, target=True)
+    one = tmp_path / "semi.csv"
+    one.write_text("a;b;cls\n1;2;x\n3;4;y\n")
+    with pytest.raises(ValueError, match="one column only"):
+        load_csv(one)

@@ -168,7 +168,7 @@ def load_csv(
     path = os.fspath(path)
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise ValueError(f"delimiter must be one character; got {delimiter!r}")
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         rows = [r for r in csv.reader(f, delimiter=delimiter) if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise ValueError(f"{path}: needs a header row and at least one data row")
@@ -180,8 +180,17 @@ def load_csv(
             f"{path}: rows {bad[:5]} have a different number of cells than the header "
             f"({len(header)})"
         )
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise ValueError(f"{path}: column names {dup} appear more than once; rename them")
+    if len(header) < 2:
+        raise ValueError(
+            f"{path}: one column only ({header}); is the separator right (delimiter={delimiter!r})?"
+        )
     if target is None:
         t = len(header) - 1
+    elif isinstance(target, bool):
+        raise TypeError(f"target must be a column name or index; got {target!r}")
     elif isinstance(target, int | np.integer):
         if not -len(header) <= int(target) < len(header):
             raise ValueError(f"target index {target} out of range for {len(header)} columns")

@@ -130,7 +130,8 @@ def _simulate(key, n_series, min_length, max_length, central_fraction):
     length_f = lengths.astype(dtype)
     # the 1e-6 guards against 100 * 0.2 = 20.000000000000004 rounding up to 21
     lo = jnp.ceil(length_f * half_margin - 1e-6)
-    hi = jnp.floor(length_f * (1.0 - half_margin) + 1e-6)
+    # at most L - 1: a change point at L would leave the series without a changed part
+    hi = jnp.minimum(jnp.floor(length_f * (1.0 - half_margin) + 1e-6), length_f - 1.0)
     u = jax.random.uniform(k_cp, (n_series,), dtype)
     tau = jnp.minimum(lo + jnp.floor(u * (hi - lo + 1.0)), hi).astype(jnp.int32)
     u_amp = jax.random.uniform(k_amp, (n_series,), dtype, 0.0, 4.0)
@@ -299,6 +300,13 @@ def _batch_statistics(length, half, dmax, flat_le, flat_lt, csum1, csum2, dtype)
     c2_lo, c2_mid, c2_hi = csum2[:n_pos], csum2[half : half + n_pos], csum2[2 * half :]
     var_before = window_var(c1_mid - c1_lo, c2_mid - c2_lo)
     var_after = window_var(c1_hi - c1_mid, c2_hi - c2_mid)
+    # a constant window has variance 0 exactly; the running-sum difference leaves rounding there
+    # (which made F's p-value arbitrary, even 0, for two constant windows). The tie counts give
+    # the exact test: a window is constant iff its first point's tie group is the whole window.
+    const_before = ((le1 - le0) - (lt1 - lt0))[0] == half
+    const_after = ((le2 - le1) - (lt2 - lt1))[half] == half
+    var_before = jnp.where(const_before, 0.0, var_before)
+    var_after = jnp.where(const_after, 0.0, var_after)
     total = var_before + var_after
     ratio = var_after / jnp.where(total > 0, total, 1.0)
 

@@ -220,6 +220,8 @@ def project_box(v, lower=None, upper=None):
       ``clip(v, lower, upper)``.
     """
     v = jnp.asarray(v)
+    if not jnp.issubdtype(v.dtype, jnp.floating):  # an int array would truncate float bounds
+        v = v.astype(jnp.result_type(float))
     if lower is not None:
         v = jnp.maximum(v, jnp.broadcast_to(jnp.asarray(lower, v.dtype), v.shape))
     if upper is not None:

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax.tree_utils as otu
 from jax import lax
 
@@ -81,12 +82,15 @@ def prox_group_l2(x, center, threshold, *, segment_ids=None, num_segments=None, 
       Array shaped like ``x``. With ``threshold = 0`` it equals ``x`` (up to one rounding of
       ``c + (x - c)``).
     """
+    if not isinstance(threshold, jax.core.Tracer) and (np.asarray(threshold) < 0).any():
+        raise ValueError(f"threshold must be >= 0 (penalty x step size); got {threshold!r}")
     x = jnp.asarray(x)
     center = jnp.broadcast_to(jnp.asarray(center, x.dtype), x.shape)
     d = x - center
     sq = _group_sq(d, segment_ids, num_segments, n_states)
     thr = jnp.broadcast_to(jnp.asarray(threshold, x.dtype), sq.shape)
-    keep = sq > thr * thr
+    # "not <=" rather than ">": a NaN group (or threshold) stays NaN instead of looking removed
+    keep = ~(sq <= thr * thr)
     # Safe norm: avoids 0/0 (and NaN gradients) for groups already at the centre.
     norm = jnp.sqrt(jnp.where(keep, sq, 1.0))
     scale = jnp.where(keep, 1.0 - thr / norm, 0.0)

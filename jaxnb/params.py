@@ -20,6 +20,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._checks import check_array_range, concrete
 from .suffstats import SuffStats, pooled_gaussian, state_segments
@@ -60,10 +61,14 @@ def _log_prior(stats: SuffStats, priors):
 
 
 def _normalize_blocks(counts, n_states):
-    """Divide each predictor's block of rows by its column totals (segment sums over rows)."""
+    """Divide each predictor's block of rows by its column totals (segment sums over rows).
+
+    A column with total 0 (with ``alpha = 0``: a class that never observed the predictor) gets
+    the uniform distribution over the predictor's states instead of 0 / 0 = NaN."""
     seg = jnp.asarray(state_segments(n_states))
-    tot = jax.ops.segment_sum(counts, seg, num_segments=len(n_states))
-    return counts / tot[seg]
+    tot = jax.ops.segment_sum(counts, seg, num_segments=len(n_states))[seg]
+    size = jnp.asarray(np.asarray(n_states)[state_segments(n_states)], counts.dtype)[:, None]
+    return jnp.where(tot > 0, counts / jnp.where(tot > 0, tot, 1.0), 1.0 / size)
 
 
 def _check_smoothing(alpha, var_smoothing):
@@ -79,7 +84,9 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
 
     θ_ikj = (N_ijk + a) / (N_ij + a M_i), σ²_ij = m2_ij / N_ij + var_smoothing · s²_i with s²_i the
     pooled variance of predictor i. A class with no observed value of a continuous predictor falls
-    back to the pooled mean and variance (its term is then almost class-independent).
+    back to the pooled mean and variance (its term is then almost class-independent); with
+    ``alpha = 0``, a class with no observed value of a discrete predictor gets the uniform
+    distribution over its states.
 
     Args:
       stats: sufficient statistics.

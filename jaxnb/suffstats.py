@@ -254,7 +254,39 @@ def accumulate(
 
         ok = jnp.isfinite(s1).all() & jnp.isfinite(s2).all()
         s0, s1, s2 = lax.cond(ok, lambda: (s0, s1, s2), redo)
-    return stats_from_sums(Yw.sum(0), counts, s0, s1, s2, shift, n_states)
+    stats = stats_from_sums(Yw.sum(0), counts, s0, s1, s2, shift, n_states)
+    if not values.shape[1]:
+        return stats
+    return _refine_far_classes(stats, values, Yw, shift, block_size)
+
+
+def _refine_far_classes(stats: SuffStats, values, Yw, shift, block_size) -> SuffStats:
+    """Class means and M2 again, centred on each class's own mean, where one shift for all
+    classes loses too much: M2 = S2 - S1^2 / S0 cancels with a relative error of about
+    eps * (mean_j - shift)^2 / var_j, e.g. every digit in float32 for classes 1e4 sigma apart.
+    One more pass per class (`lax.cond`: only when some class is that far; under vmap both
+    branches run), centred on the first pass's class mean, where the cancellation is gone."""
+    dtype = stats.mean.dtype
+    eps = float(jnp.finfo(dtype).eps)
+    has = stats.weight > 0
+    var = stats.m2 / jnp.where(has, stats.weight, 1.0)
+    dist2 = (stats.mean - shift[None, :]) ** 2
+    far = has & (eps * dist2 > 1e-4 * var)  # relative M2 error above ~1e-4 (var = 0 included)
+
+    def refine():
+        none = jnp.zeros((values.shape[0], 0), jnp.int32)
+        means, m2s = [], []
+        for j in range(Yw.shape[1]):
+            _, s0, s1, s2 = _blocked_sums(
+                none, values, Yw[:, j : j + 1], (), stats.mean[j], block_size
+            )
+            d = s1[0] / jnp.where(s0[0] > 0, s0[0], 1.0)
+            means.append(jnp.where(has[j], stats.mean[j] + d, stats.mean[j]))
+            m2s.append(jnp.where(has[j], jnp.maximum(s2[0] - s1[0] * d, 0.0), stats.m2[j]))
+        return jnp.stack(means), jnp.stack(m2s)
+
+    mean, m2 = lax.cond(far.any(), refine, lambda: (stats.mean, stats.m2))
+    return SuffStats(stats.class_weight, stats.counts, stats.weight, mean, m2, stats.n_states)
 
 
 def stats_from_sums(class_weight, counts, s0, s1, s2, shift, n_states) -> SuffStats:
@@ -295,8 +327,10 @@ def subtract(total: SuffStats, part: SuffStats) -> SuffStats:
     """
     _check_compatible(total, part)
     na = total.weight - part.weight
-    # tolerate tiny negative round-off; an empty remainder gets mean 0 and m2 0.
-    pos = na > 1e-12 * jnp.maximum(total.weight, 1.0)
+    # an empty remainder (up to the dtype's round-off of the total, e.g. float32 weights summed in
+    # another order) gets weight 0, mean 0 and m2 0
+    tol = max(1e-12, 64 * float(jnp.finfo(jnp.result_type(na)).eps))
+    pos = na > tol * jnp.maximum(total.weight, 1.0)
     safe = jnp.where(pos, na, 1.0)
     mean = jnp.where(pos, (total.weight * total.mean - part.weight * part.mean) / safe, 0.0)
     delta = part.mean - mean
@@ -306,9 +340,13 @@ def subtract(total: SuffStats, part: SuffStats) -> SuffStats:
         - delta * delta * na * part.weight / jnp.where(total.weight > 0, total.weight, 1.0)
     )
     m2 = jnp.where(pos, jnp.maximum(m2, 0.0), 0.0)
+    cw = total.class_weight - part.class_weight
+    cw = jnp.where(cw > tol * jnp.maximum(total.class_weight, 1.0), cw, 0.0)  # never negative
+    counts = total.counts - part.counts
+    counts = jnp.where(counts > tol * jnp.maximum(total.counts, 1.0), counts, 0.0)
     return SuffStats(
-        total.class_weight - part.class_weight,
-        total.counts - part.counts,
+        cw,
+        counts,
         jnp.where(pos, na, 0.0),
         mean,
         m2,

@@ -2,6 +2,7 @@
 constant continuous predictors, options that cannot apply, L1-NB's validation path, and eager
 checks of the core functions' arguments."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -181,3 +182,25 @@ def test_core_functions_check_their_arguments():
             n_classes=2,
             n_folds=3,
         )
+
+
+def test_group_lasso_objective_gradient_is_finite_at_removed_groups():
+    """The norm's gradient at a group sitting exactly at Omega^(0) is the zero subgradient, not
+    0 * inf = NaN: every fitted solution has such groups."""
+    rng = np.random.default_rng(0)
+    n = 60
+    y = rng.integers(0, 3, n)
+    codes = np.c_[np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n)), rng.integers(0, 3, n)]
+    values = np.c_[rng.normal(y, 1.0), rng.normal(0, 1, n)]
+    from jaxnb.methods.nb import fit_stats
+
+    stats = fit_stats(
+        jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), None, n_states=(3, 3), n_classes=3
+    )
+    problem = gl.make_group_lasso_problem(stats, alpha=1.0)
+    lam = float(np.median(np.asarray(gl.lambda_max(problem, per_predictor=True)[1])))
+    prm, _ = gl.fit_group_lasso(problem, lam)
+    assert not np.asarray(gl.active_predictors(problem, prm)).all()  # some groups removed
+    for point in (prm, problem.center):
+        g = jax.grad(lambda q: gl.group_lasso_objective(problem, q, lam, lam))(point)
+        assert all(np.isfinite(np.asarray(leaf)).all() for leaf in jax.tree.leaves(g))

@@ -78,7 +78,7 @@ from jax import lax
 from jaxnb.optim.blocks import block_expand, block_max, block_sum
 from jaxnb.optim.fista import SolverInfo, solve_fista
 from jaxnb.optim.projections import project_box, project_cpt, project_cpt_affine
-from jaxnb.optim.prox import group_norms, prox_dykstra, prox_group_l2
+from jaxnb.optim.prox import group_norms, prox_dykstra, prox_group_l2, safe_norm_from_sq
 
 
 def _check_values(name, value, *, low=0.0, low_open=False):
@@ -218,7 +218,7 @@ def _group_distance(problem: GroupLassoProblem, params: GroupLassoParams):
     if problem.n_continuous:
         dm = params.mean - problem.center.mean
         ds = params.std - problem.center.std
-        parts.append(jnp.sqrt(jnp.sum(dm * dm, axis=0) + jnp.sum(ds * ds, axis=0)))
+        parts.append(safe_norm_from_sq(jnp.sum(dm * dm, axis=0) + jnp.sum(ds * ds, axis=0)))
     return jnp.concatenate(parts) if parts else jnp.zeros((0,), params.mean.dtype)
 
 

@@ -45,7 +45,14 @@ def group_norms(x, center, *, segment_ids=None, num_segments=None, n_states=None
       (g,) array of ``||x_G - center_G||_2``.
     """
     d = jnp.asarray(x) - jnp.asarray(center)
-    return jnp.sqrt(_group_sq(d, segment_ids, num_segments, n_states))
+    return safe_norm_from_sq(_group_sq(d, segment_ids, num_segments, n_states))
+
+
+def safe_norm_from_sq(sq):
+    """``sqrt(sq)`` whose gradient at 0 is 0 (a subgradient of the norm there), not NaN: the
+    square root's infinite slope at 0 times the zero slope of ``sq`` would give 0 * inf."""
+    pos = sq > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, sq, 1.0)), 0.0)
 
 
 def prox_group_l2(x, center, threshold, *, segment_ids=None, num_segments=None, n_states=None):

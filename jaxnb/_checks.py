@@ -5,8 +5,12 @@ Each check raises a `ValueError` naming the argument, showing what arrived and w
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
+from collections.abc import Callable
 
+import jax
 import numpy as np
 
 __all__ = [
@@ -17,6 +21,7 @@ __all__ = [
     "check_bool",
     "concrete",
     "check_array_range",
+    "jit_entry",
 ]
 
 
@@ -73,22 +78,59 @@ def check_bool(name, value):
 def concrete(*values) -> bool:
     """True when no value is a JAX tracer: the functional core then checks its inputs eagerly
     (under ``jit``/``vmap``/``grad`` the same calls skip the checks and cost nothing)."""
-    import jax
-
     return not any(isinstance(v, jax.core.Tracer) for v in values)
 
 
-def check_array_range(name, value, low=None, high=None, fix=""):
-    """Every entry of a concrete array finite and within [low, high] (NumPy, eager)."""
+def check_array_range(name, value, low=None, high=None, fix="", low_open=False):
+    """Every entry of a concrete array finite and within [low, high] ((low, high] with
+    ``low_open``) (NumPy, eager)."""
     a = np.asarray(value, dtype=np.float64)
     bad = ~np.isfinite(a)
     if low is not None:
-        bad |= a < low
+        bad |= (a <= low) if low_open else (a < low)
     if high is not None:
         bad |= a > high
     if bad.any():
-        rng = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+        lo = "(" if low_open else "["
+        rng = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}]"
         raise ValueError(
             f"{name} must be finite and within {rng}; got {a[bad].ravel()[0]!r}"
             + (f"; {fix}" if fix else "")
         )
+
+
+def jit_entry(*static_argnames: str, check: Callable | None = None):
+    """`jax.jit` for a public core function, with `static_argnames`; a list `n_states` becomes a
+    tuple.
+
+    Jitting the whole entry point compiles once instead of dispatching (and compiling) op by op when
+    called eagerly; inside a caller's `jit` it simply inlines. Shape checks still run at trace time.
+    ``check``, when given, is called with the bound arguments (a dict, defaults not filled in)
+    before jitting: the place for eager value checks, which must skip tracers (inside a caller's
+    `jit` the arguments are abstract).
+    """
+
+    def decorate(fn):
+        jitted = jax.jit(fn, static_argnames=static_argnames)
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            states = bound.arguments.get("n_states")
+            if states is not None and not isinstance(states, int | np.integer):
+                bound.arguments["n_states"] = tuple(int(s) for s in states)
+            for name in static_argnames:
+                value = bound.arguments.get(name)
+                if isinstance(value, np.integer):
+                    bound.arguments[name] = int(value)
+            if check is not None:
+                check(bound.arguments)
+            return jitted(**bound.arguments)
+
+        # the jitted function's introspection (lowering, cache size) on the wrapper too
+        wrapper.lower = jitted.lower
+        wrapper._cache_size = jitted._cache_size
+        return wrapper
+
+    return decorate

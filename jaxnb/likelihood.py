@@ -159,10 +159,9 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
             def expanded():
                 return (x * x) @ a + x @ b + obs.astype(x.dtype) @ k
 
-            def direct():  # (rows, c, r) terms, each centred on its own class mean
-                z = (jnp.where(obs, vb, 0.0)[:, None, :] - params.mean[None]) / params.std[None]
-                t = -0.5 * z * z - jnp.log(params.std)[None] - 0.5 * _LOG_2PI
-                return (jnp.where(obs[:, None, :], t, 0.0) * Wc[None]).sum(-1).astype(x.dtype)
+            def direct():  # (rows, r, c) terms, each centred on its own class mean
+                lp = _gaussian_contributions(params, vb)
+                return (lp * Wc.T[None]).sum(1).astype(x.dtype)
 
             gauss = expanded() if far is None else jax.lax.cond(far, direct, expanded)
             out = out + gauss

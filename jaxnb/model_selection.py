@@ -13,13 +13,11 @@ r"""Model selection along a path: AIC, K-fold CV by statistics subtraction, vali
 
 from __future__ import annotations
 
-import functools
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._checks import check_array_range, concrete, jit_entry
 from ._dtypes import float_dtype
 from .suffstats import SuffStats, accumulate, subtract
 
@@ -51,10 +49,8 @@ def aic(log_post, y, d, weight=None):
       d: degrees of freedom (`degrees_of_freedom`).
       weight: optional (n,) row weights.
     """
-    if weight is not None and not isinstance(weight, jax.core.Tracer):
-        wv = np.asarray(weight, dtype=float)
-        if not np.isfinite(wv).all() or (wv < 0).any():
-            raise ValueError("weight must be finite and >= 0")
+    if weight is not None and concrete(weight):
+        check_array_range("weight", weight, 0.0)
     w = jnp.ones(y.shape, log_post.dtype) if weight is None else jnp.asarray(weight, log_post.dtype)
     true = jnp.take_along_axis(log_post, y[:, None], axis=-1)[:, 0]
     N = w.sum()
@@ -68,7 +64,19 @@ def fold_weights(folds, n_folds: int, dtype=None):
     return (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(dtype)
 
 
-@partial(jax.jit, static_argnames=("n_states", "n_classes", "n_folds"))
+def _kfold_check(args):
+    """`jit_entry` hook of `kfold_stats`: concrete fold indices in [0, n_folds)."""
+    folds, n_folds = args.get("folds"), args.get("n_folds")
+    if concrete(folds):
+        f = np.asarray(folds)
+        if f.dtype.kind not in "iu" or (f.size and (f.min() < 0 or f.max() >= int(n_folds))):
+            raise ValueError(
+                f"folds must hold int fold indices in [0, n_folds={n_folds}); got values in "
+                f"[{f.min() if f.size else None}, {f.max() if f.size else None}]"
+            )
+
+
+@jit_entry("n_states", "n_classes", "n_folds", check=_kfold_check)
 def kfold_stats(codes, values, y, folds, weight=None, *, n_states, n_classes, n_folds):
     r"""Training statistics of every fold, from one pass over the data.
 
@@ -101,23 +109,6 @@ def kfold_stats(codes, values, y, folds, weight=None, *, n_states, n_classes, n_
     total = _merge_folds(fold)
     train = jax.vmap(subtract, in_axes=(None, 0))(total, fold)
     return train, fold
-
-
-_kfold_stats_jit = kfold_stats
-
-
-@functools.wraps(_kfold_stats_jit)
-def kfold_stats(codes, values, y, folds, weight=None, *, n_states, n_classes, n_folds):
-    if not isinstance(folds, jax.core.Tracer):
-        f = np.asarray(folds)
-        if f.dtype.kind not in "iu" or (f.size and (f.min() < 0 or f.max() >= int(n_folds))):
-            raise ValueError(
-                f"folds must hold int fold indices in [0, n_folds={n_folds}); got values in "
-                f"[{f.min() if f.size else None}, {f.max() if f.size else None}]"
-            )
-    return _kfold_stats_jit(
-        codes, values, y, folds, weight, n_states=n_states, n_classes=n_classes, n_folds=n_folds
-    )
 
 
 def _merge_folds(fold: SuffStats) -> SuffStats:

@@ -275,15 +275,15 @@ def _refine_far_classes(stats: SuffStats, values, Yw, shift, block_size) -> Suff
 
     def refine():
         none = jnp.zeros((values.shape[0], 0), jnp.int32)
-        means, m2s = [], []
-        for j in range(Yw.shape[1]):
-            _, s0, s1, s2 = _blocked_sums(
-                none, values, Yw[:, j : j + 1], (), stats.mean[j], block_size
-            )
-            d = s1[0] / jnp.where(s0[0] > 0, s0[0], 1.0)
-            means.append(jnp.where(has[j], stats.mean[j] + d, stats.mean[j]))
-            m2s.append(jnp.where(has[j], jnp.maximum(s2[0] - s1[0] * d, 0.0), stats.m2[j]))
-        return jnp.stack(means), jnp.stack(m2s)
+
+        def one_class(yw, centre):  # the sums of one class, centred on its first-pass mean
+            _, s0, s1, s2 = _blocked_sums(none, values, yw[:, None], (), centre, block_size)
+            return s0[0], s1[0], s2[0]
+
+        s0, s1, s2 = jax.vmap(one_class)(Yw.T, stats.mean)  # (c, r) each
+        d = s1 / jnp.where(s0 > 0, s0, 1.0)
+        mean = jnp.where(has, stats.mean + d, stats.mean)
+        return mean, jnp.where(has, jnp.maximum(s2 - s1 * d, 0.0), stats.m2)
 
     mean, m2 = lax.cond(far.any(), refine, lambda: (stats.mean, stats.m2))
     return SuffStats(stats.class_weight, stats.counts, stats.weight, mean, m2, stats.n_states)

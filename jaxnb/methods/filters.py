@@ -27,7 +27,6 @@ References:
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -36,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._checks import jit_entry
 from .._dtypes import float_dtype
 
 __all__ = [
@@ -89,40 +89,6 @@ def as_state_tuple(n_states: int | Sequence[int], q: int) -> tuple[int, ...]:
     if any(s < 1 for s in out):
         raise ValueError(f"n_states entries must be >= 1; got {out}")
     return out
-
-
-def jit_entry(*static_argnames: str, check: Callable | None = None):
-    """`jax.jit` for a public core function, with `static_argnames`; a list `n_states` becomes a
-    tuple.
-
-    Jitting the whole entry point compiles once instead of dispatching (and compiling) op by op when
-    called eagerly; inside a caller's `jit` it simply inlines. Shape checks still run at trace time.
-    ``check``, when given, is called with the bound arguments (a dict, defaults not filled in)
-    before jitting: the place for eager value checks, which must skip tracers (inside a caller's
-    `jit` the arguments are abstract).
-    """
-
-    def decorate(fn):
-        jitted = jax.jit(fn, static_argnames=static_argnames)
-        signature = inspect.signature(fn)
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            bound = signature.bind(*args, **kwargs)
-            states = bound.arguments.get("n_states")
-            if states is not None and not isinstance(states, int | np.integer):
-                bound.arguments["n_states"] = tuple(int(s) for s in states)
-            for name in static_argnames:
-                value = bound.arguments.get(name)
-                if isinstance(value, np.integer):
-                    bound.arguments[name] = int(value)
-            if check is not None:
-                check(bound.arguments)
-            return jitted(**bound.arguments)
-
-        return wrapper
-
-    return decorate
 
 
 def _default_weight(weight, n: int, dtype) -> jax.Array:

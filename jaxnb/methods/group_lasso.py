@@ -75,22 +75,17 @@ import numpy as np
 import optax.tree_utils as otu
 from jax import lax
 
+from jaxnb._checks import check_array_range, concrete
 from jaxnb.optim.blocks import block_expand, block_max, block_sum
 from jaxnb.optim.fista import SolverInfo, solve_fista
 from jaxnb.optim.projections import project_box, project_cpt, project_cpt_affine
 from jaxnb.optim.prox import group_norms, prox_dykstra, prox_group_l2, safe_norm_from_sq
 
 
-def _check_values(name, value, *, low=0.0, low_open=False):
-    """Eager check of a concrete argument (skipped for tracers, i.e. inside a caller's jit): every
-    entry finite and >= ``low`` (> with ``low_open``)."""
-    if value is None or isinstance(value, jax.core.Tracer):
-        return
-    arr = np.asarray(value, dtype=float)
-    bad = ~np.isfinite(arr) | ((arr <= low) if low_open else (arr < low))
-    if bad.any():
-        rel = ">" if low_open else ">="
-        raise ValueError(f"{name} must be finite and {rel} {low}; got {value!r}")
+def _check_values(name, value, *, low_open=False):
+    """Concrete ``value`` (tracers skipped): every entry finite and >= 0 (> 0 with ``low_open``)."""
+    if value is not None and concrete(value):
+        check_array_range(name, value, 0.0, low_open=low_open)
 
 
 __all__ = [

@@ -82,15 +82,13 @@ Ties between candidates: the first predictor index with the lowest criterion val
 
 from __future__ import annotations
 
-import functools
-from functools import partial
-
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._checks import check_array_range, concrete, jit_entry
 from ..params import NBParams
 from .stagewise import _candidate_criterion, _contributions, _gather
 
@@ -228,7 +226,30 @@ class _Scorer:
         return self._rows(cand, self.criterion)
 
 
-@partial(jax.jit, static_argnames=("direction", "criterion", "stopping", "max_steps"))
+def _check_path_args(args):
+    """`jit_entry` hook of `selective_path` (tracers skipped): ``max_steps`` / ``max_features``
+    None or ints >= 1, one ``initial_mask`` entry per predictor, weights finite and >= 0."""
+    max_steps, max_features = args.get("max_steps"), args.get("max_features")
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1
+    ):
+        raise ValueError(f"max_steps must be None or an int >= 1; got {max_steps!r}")
+    if max_features is not None and concrete(max_features):
+        mf = np.asarray(max_features)
+        if mf.ndim or mf.dtype.kind not in "iu" or int(mf) < 1:
+            raise ValueError(f"max_features must be None or an int >= 1; got {max_features!r}")
+    p = np.shape(args["L"])[-2]
+    mask = args.get("initial_mask")
+    if mask is not None and np.shape(mask) not in ((p,), ()):
+        raise ValueError(
+            f"initial_mask must have one entry per predictor ({p},); got {np.shape(mask)}"
+        )
+    weight = args.get("weight")
+    if weight is not None and concrete(weight):
+        check_array_range("weight", weight, 0.0, fix="0/1 for folds and validation rows")
+
+
+@jit_entry("direction", "criterion", "stopping", "max_steps", check=_check_path_args)
 def selective_path(
     L,
     bias,
@@ -486,46 +507,6 @@ class PhaseFloatingPath(eqx.Module):
 def _phase_optimum(crit, size):
     """Index of the lowest criterion; ties: the smallest subset, then the earliest."""
     return int(np.lexsort((np.arange(crit.size), size, crit))[0])
-
-
-_selective_path_jit = selective_path
-
-
-@functools.wraps(_selective_path_jit)
-def selective_path(
-    L, bias, y, weight=None, *, max_features=None, max_steps=None, initial_mask=None, **kwargs
-):
-    p = np.shape(L)[-2]
-    if max_steps is not None and (
-        isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1
-    ):
-        raise ValueError(f"max_steps must be None or an int >= 1; got {max_steps!r}")
-    if initial_mask is not None and np.shape(initial_mask) not in ((p,), ()):
-        raise ValueError(
-            f"initial_mask must have one entry per predictor ({p},); got {np.shape(initial_mask)}"
-        )
-    if max_features is not None and not isinstance(max_features, jax.core.Tracer):
-        mf = np.asarray(max_features)
-        if mf.ndim or mf.dtype.kind not in "iu" or int(mf) < 1:
-            raise ValueError(f"max_features must be None or an int >= 1; got {max_features!r}")
-    if weight is not None and not isinstance(weight, jax.core.Tracer):
-        w = np.asarray(weight, dtype=float)
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("weight must be finite and >= 0 (0/1 for folds and validation rows)")
-    return _selective_path_jit(
-        L,
-        bias,
-        y,
-        weight,
-        max_features=max_features,
-        max_steps=max_steps,
-        initial_mask=initial_mask,
-        **kwargs,
-    )
-
-
-selective_path.lower = _selective_path_jit.lower
-selective_path._cache_size = _selective_path_jit._cache_size
 
 
 def phase_floating_path(

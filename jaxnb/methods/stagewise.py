@@ -47,7 +47,6 @@ stack (vmap over data sets or folds).
 
 from __future__ import annotations
 
-import functools
 import sys
 from functools import partial
 
@@ -57,6 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._checks import concrete, jit_entry
 from ..params import NBParams, fit_marginal, fit_mle
 from ..suffstats import state_offsets, state_segments
 from .nb import fit_stats
@@ -341,8 +341,26 @@ def _report_iteration(it, crit, n_active, since, criterion):
     )
 
 
-@partial(
-    jax.jit, static_argnames=("n_steps", "step_rule", "criterion", "max_iter", "k_max", "progress")
+def _check_path_args(args):
+    """`jit_entry` hook of `fsnb_path`: concrete ε in (0, 1] with ``k_max = n_units(ε)``, patience
+    None or an int >= 1 (tracers, i.e. a caller's jit, are skipped)."""
+    epsilon, k_max, patience = args.get("epsilon", 0.025), args.get("k_max"), args.get("patience")
+    if concrete(epsilon):
+        units = n_units(float(np.asarray(epsilon)))  # checks ε
+        if isinstance(k_max, int | np.integer) and int(k_max) != units:
+            raise ValueError(
+                f"k_max={k_max} does not match epsilon={float(np.asarray(epsilon))}: pass "
+                f"k_max=n_units(epsilon) = {units} (the number of epsilon steps that reach "
+                "alpha = 1)"
+            )
+    if patience is not None and concrete(patience):
+        pat = np.asarray(patience)
+        if pat.ndim or pat.dtype.kind not in "iu" or int(pat) < 1:
+            raise ValueError(f"patience must be None or an int >= 1; got {patience!r}")
+
+
+@jit_entry(
+    "n_steps", "step_rule", "criterion", "max_iter", "k_max", "progress", check=_check_path_args
 )
 def fsnb_path(
     omega1: NBParams,
@@ -498,49 +516,6 @@ def fsnb_path(
     out["chosen"] = jnp.where(after, -1, path["chosen"])
     out["step"] = jnp.where(after, 0, path["step"])
     return StagewisePath(n_iter=n_iter, stopped_early=since >= pat, **out)
-
-
-_fsnb_path_jit = fsnb_path
-
-
-def _check_path_args(epsilon, k_max, patience):
-    """Eager checks of concrete fsNB arguments (tracers, i.e. a caller's jit, are skipped)."""
-    if not isinstance(epsilon, jax.core.Tracer):
-        eps = float(np.asarray(epsilon))
-        if not (np.isfinite(eps) and 0.0 < eps <= 1.0):
-            raise ValueError(f"epsilon must lie in (0, 1] (the step of alpha); got {epsilon!r}")
-        if isinstance(k_max, int | np.integer) and int(k_max) != n_units(eps):
-            raise ValueError(
-                f"k_max={k_max} does not match epsilon={eps}: pass k_max=n_units(epsilon) "
-                f"= {n_units(eps)} (the number of epsilon steps that reach alpha = 1)"
-            )
-    if patience is not None and not isinstance(patience, jax.core.Tracer):
-        pat = np.asarray(patience)
-        if pat.ndim or pat.dtype.kind not in "iu" or int(pat) < 1:
-            raise ValueError(f"patience must be None or an int >= 1; got {patience!r}")
-
-
-@functools.wraps(_fsnb_path_jit)
-def fsnb_path(
-    omega1, omega0, codes, values, y, weight=None, *, epsilon=0.025, patience=None, k_max, **kwargs
-):
-    _check_path_args(epsilon, k_max, patience)
-    return _fsnb_path_jit(
-        omega1,
-        omega0,
-        codes,
-        values,
-        y,
-        weight,
-        epsilon=epsilon,
-        patience=patience,
-        k_max=k_max,
-        **kwargs,
-    )
-
-
-fsnb_path.lower = _fsnb_path_jit.lower
-fsnb_path._cache_size = _fsnb_path_jit._cache_size
 
 
 @partial(

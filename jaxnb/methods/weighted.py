@@ -45,6 +45,7 @@ import numpy as np
 import optax
 from jax import lax
 
+from .._checks import check_array_range, concrete
 from .._dtypes import float_dtype
 from ..suffstats import state_segments
 from .filters import equal_frequency_codes
@@ -211,11 +212,8 @@ def fit_gradient_weights(
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}")
     for name, value in (("l2", l2), ("tol", tol), ("learning_rate", learning_rate)):
-        if not isinstance(value, jax.core.Tracer):
-            v = float(np.asarray(value))
-            if not (np.isfinite(v) and v >= 0 and (name != "learning_rate" or v > 0)):
-                rel = "> 0" if name == "learning_rate" else ">= 0"
-                raise ValueError(f"{name} must be finite and {rel}; got {value!r}")
+        if concrete(value):
+            check_array_range(name, value, 0.0, low_open=name == "learning_rate")
     if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
         raise ValueError(f"max_steps must be an int >= 1; got {max_steps!r}")
     return _fit_gradient_jit(

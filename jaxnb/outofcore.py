@@ -62,7 +62,9 @@ from .estimators import NaiveBayes, undefined_score_rows, undefined_scores_error
 from .suffstats import (
     SuffStats,
     _block_sums,
+    _far_classes,
     _onehot_layout,
+    _recentred,
     _rows_dot,
     empty_stats,
     merge,
@@ -702,22 +704,77 @@ def _chunk_stats(x, y, w, n_valid, *, layout, n_classes, labels_coded, block_siz
     """
     n_blk = x.shape[0] if block_size is None else min(x.shape[0], int(block_size))
     if not _fast_path_ok(layout, n_blk):
-        return _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size)
-    dtype = float_dtype()
+        stats, status = _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size)
+    else:
+        dtype = float_dtype()
 
-    def block(xs, ys, ws, rows, shift):
-        return _fast_block_sums(xs, ys, ws, rows, shift, layout, n_classes, dtype)
+        def block(xs, ys, ws, rows, shift):
+            return _fast_block_sums(xs, ys, ws, rows, shift, layout, n_classes, dtype)
 
-    def fold(carry, new):
-        return jax.tree.map(jnp.add, carry[0], new[0]), carry[1] | new[1]
+        def fold(carry, new):
+            return jax.tree.map(jnp.add, carry[0], new[0]), carry[1] | new[1]
 
-    (sums, suspicious), shift = _over_blocks(x, y, w, n_valid, layout, block_size, block, fold)
-    fast = (_finish_sums(sums, shift, layout), jnp.zeros((2,), jnp.int32))
-    return lax.cond(
-        suspicious,
-        lambda: _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size),
-        lambda: fast,
-    )
+        (sums, suspicious), shift = _over_blocks(x, y, w, n_valid, layout, block_size, block, fold)
+        fast = (_finish_sums(sums, shift, layout), jnp.zeros((2,), jnp.int32))
+        stats, status = lax.cond(
+            suspicious,
+            lambda: _chunk_stats_checked(x, y, w, n_valid, layout, n_classes, block_size),
+            lambda: fast,
+        )
+    if not layout.continuous:
+        return stats, status
+    return _refine_chunk(stats, x, y, w, n_valid, layout, n_classes, block_size), status
+
+
+def _chunk_shift(x, n_valid, layout, bs):
+    """Per-column centring shift of a chunk: the observed mean of the real rows of its first
+    block (a partly filled chunk's zero padding would pull it towards 0, far from data that sit
+    far from 0, and the sums of squares would cancel)."""
+    head = _take(x[:bs], layout.continuous).astype(float_dtype())
+    row_ids = jnp.arange(bs, dtype=jnp.int32)
+    obs = jnp.isfinite(head) & (row_ids < n_valid)[:, None]
+    return jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
+
+
+def _refine_chunk(stats, x, y, w, n_valid, layout, n_classes, block_size):
+    """The Gaussian moments of a chunk again, centred on each class's own mean, when one shift for
+    all classes cancels too much (`jaxnb.suffstats._refine_far_classes`, the same test and the
+    same second pass, here over the raw chunk's row blocks). ``lax.cond``: the usual chunk pays
+    only the test. Rows the checks reject (bad labels / weights, non-finite values) carry no
+    weight here; a chunk that has them fails its status anyway unless they are ignored."""
+    dtype = stats.mean.dtype
+    n = x.shape[0]
+    bs = n if block_size is None or block_size >= n else int(block_size)
+    shift = _chunk_shift(x, n_valid, layout, bs)
+    far = _far_classes(stats, shift)
+
+    def refine():
+        centre = stats.mean  # (c, r)
+
+        def block(xs, ys, ws, rows, _shift):
+            v = _take(xs, layout.continuous).astype(dtype)  # (b, r)
+            yi = ys.astype(jnp.int32)
+            ok = rows & (yi >= 0) & (yi < n_classes)
+            if jnp.issubdtype(ys.dtype, jnp.floating):
+                ok = ok & (yi.astype(ys.dtype) == ys)
+            wt = ok.astype(dtype)
+            if ws is not None:
+                wf = ws.astype(dtype)
+                wt = jnp.where(ok & jnp.isfinite(wf) & (wf >= 0), wf, 0.0)
+            Yw = jax.nn.one_hot(jnp.where(ok, yi, 0), n_classes, dtype=dtype) * wt[:, None]
+            obs = jnp.isfinite(v)
+            d = jnp.where(obs[:, None, :], v[:, None, :] - centre[None], 0.0)  # (b, c, r)
+            s0 = jnp.einsum("bc,bcr->cr", Yw, obs[:, None, :].astype(dtype))
+            s1 = jnp.einsum("bc,bcr->cr", Yw, d)
+            s2 = jnp.einsum("bc,bcr->cr", Yw, d * d)
+            return s0, s1, s2
+
+        fold = lambda a, b: jax.tree.map(jnp.add, a, b)
+        (s0, s1, s2), _ = _over_blocks(x, y, w, n_valid, layout, block_size, block, fold)
+        return _recentred(stats, s0, s1, s2)
+
+    mean, m2 = lax.cond(far.any(), refine, lambda: (stats.mean, stats.m2))
+    return SuffStats(stats.class_weight, stats.counts, stats.weight, mean, m2, stats.n_states)
 
 
 def _over_blocks(x, y, w, n_valid, layout, block_size, block, fold, with_start=False):
@@ -730,12 +787,8 @@ def _over_blocks(x, y, w, n_valid, layout, block_size, block, fold, with_start=F
     n = x.shape[0]
     bs = n if block_size is None or block_size >= n else int(block_size)
     nb, tail = n // bs, n - (n // bs) * bs
-    head = _take(x[:bs], layout.continuous).astype(float_dtype())
     row_ids = jnp.arange(bs, dtype=jnp.int32)
-    # the real rows only: a partly filled chunk's zero padding would pull the shift towards 0,
-    # far from data that sit far from 0, and the sums of squares would cancel
-    obs = jnp.isfinite(head) & (row_ids < n_valid)[:, None]
-    shift = jnp.sum(jnp.where(obs, head, 0.0), 0) / jnp.maximum(jnp.sum(obs, 0), 1)
+    shift = _chunk_shift(x, n_valid, layout, bs)
 
     def one(start, size):
         sl = lambda a: None if a is None else lax.dynamic_slice_in_dim(a, start, size, 0)

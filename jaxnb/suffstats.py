@@ -266,12 +266,7 @@ def _refine_far_classes(stats: SuffStats, values, Yw, shift, block_size) -> Suff
     eps * (mean_j - shift)^2 / var_j, e.g. every digit in float32 for classes 1e4 sigma apart.
     One more pass per class (`lax.cond`: only when some class is that far; under vmap both
     branches run), centred on the first pass's class mean, where the cancellation is gone."""
-    dtype = stats.mean.dtype
-    eps = float(jnp.finfo(dtype).eps)
-    has = stats.weight > 0
-    var = stats.m2 / jnp.where(has, stats.weight, 1.0)
-    dist2 = (stats.mean - shift[None, :]) ** 2
-    far = has & (eps * dist2 > 1e-4 * var)  # relative M2 error above ~1e-4 (var = 0 included)
+    far = _far_classes(stats, shift)
 
     def refine():
         none = jnp.zeros((values.shape[0], 0), jnp.int32)
@@ -281,12 +276,28 @@ def _refine_far_classes(stats: SuffStats, values, Yw, shift, block_size) -> Suff
             return s0[0], s1[0], s2[0]
 
         s0, s1, s2 = jax.vmap(one_class)(Yw.T, stats.mean)  # (c, r) each
-        d = s1 / jnp.where(s0 > 0, s0, 1.0)
-        mean = jnp.where(has, stats.mean + d, stats.mean)
-        return mean, jnp.where(has, jnp.maximum(s2 - s1 * d, 0.0), stats.m2)
+        return _recentred(stats, s0, s1, s2)
 
     mean, m2 = lax.cond(far.any(), refine, lambda: (stats.mean, stats.m2))
     return SuffStats(stats.class_weight, stats.counts, stats.weight, mean, m2, stats.n_states)
+
+
+def _far_classes(stats: SuffStats, shift) -> jax.Array:
+    """(c, r) bool: where the sums centred on ``shift`` lose more than ~1e-4 of M2 (relative
+    error about eps * (mean - shift)^2 / var; var = 0 included)."""
+    eps = float(jnp.finfo(stats.mean.dtype).eps)
+    has = stats.weight > 0
+    var = stats.m2 / jnp.where(has, stats.weight, 1.0)
+    return has & (eps * (stats.mean - shift[None, :]) ** 2 > 1e-4 * var)
+
+
+def _recentred(stats: SuffStats, s0, s1, s2):
+    """Means and M2 from sums s0 = Σw, s1 = Σw(x − mean), s2 = Σw(x − mean)² centred on the
+    first pass's class means: (mean, m2), unchanged where a class has no weight."""
+    has = stats.weight > 0
+    d = s1 / jnp.where(s0 > 0, s0, 1.0)
+    mean = jnp.where(has, stats.mean + d, stats.mean)
+    return mean, jnp.where(has, jnp.maximum(s2 - s1 * d, 0.0), stats.m2)
 
 
 def stats_from_sums(class_weight, counts, s0, s1, s2, shift, n_states) -> SuffStats:

@@ -58,15 +58,28 @@ def aic(log_post, y, d, weight=None):
 
 
 def fold_weights(folds, n_folds: int, dtype=None):
-    """(K, n) 0/1 indicators of the rows of each fold from an (n,) fold assignment."""
+    """(K, n) 0/1 indicators of the rows of each fold from an (n,) fold assignment.
+
+    ``n_folds``: a positive int; concrete ``folds`` must be int indices in [0, n_folds) (a row
+    outside would silently belong to no fold)."""
+    _check_n_folds(n_folds, minimum=1)
+    _kfold_check({"folds": folds, "n_folds": n_folds})
     dtype = dtype or float_dtype()
     folds = jnp.asarray(folds)
     return (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(dtype)
 
 
+def _check_n_folds(n_folds, minimum):
+    if isinstance(n_folds, bool) or not isinstance(n_folds, int | np.integer):
+        raise TypeError(f"n_folds must be an int; got {type(n_folds).__name__} {n_folds!r}")
+    if n_folds < minimum:
+        raise ValueError(f"n_folds must be >= {minimum}; got {n_folds}")
+
+
 def _kfold_check(args):
     """`jit_entry` hook of `kfold_stats`: concrete fold indices in [0, n_folds)."""
     folds, n_folds = args.get("folds"), args.get("n_folds")
+    _check_n_folds(n_folds, minimum=1)
     if concrete(folds):
         f = np.asarray(folds)
         if f.dtype.kind not in "iu" or (f.size and (f.min() < 0 or f.max() >= int(n_folds))):

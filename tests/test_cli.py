@@ -175,3 +175,13 @@ def test_load_csv_byte_order_mark_duplicates_and_bad_target(tmp_path):
     one.write_text("a;b;cls\n1;2;x\n3;4;y\n")
     with pytest.raises(ValueError, match="one column only"):
         load_csv(one)
+
+
+@pytest.mark.parametrize("discrete", ["all", "auto", ["b"]])
+def test_load_csv_rejects_columns_without_any_cell(tmp_path, discrete):
+    """An all-missing column coded as discrete had 0 states (a fit failed later, far from the
+    cause); as continuous it was all NaN. Either way the loader names it now."""
+    path = tmp_path / "empty.csv"
+    path.write_text("a,b,cls\n1,?,x\n2,,y\n3,NA,x\n")
+    with pytest.raises(ValueError, match=r"columns \['b'\] have no non-missing cell"):
+        load_csv(path, discrete=discrete)

@@ -93,3 +93,24 @@ def test_stratified_folds_and_validation_split():
         ms.validation_split(y, 1.0)
     with pytest.raises(ValueError, match="n_folds"):
         ms.stratified_folds(y, 1)
+
+
+def test_fold_weights_and_kfold_stats_check_the_number_of_folds():
+    """n_folds = 0 gave an empty (0, n) indicator (every row in no fold); a fold index >= n_folds
+    silently dropped its rows."""
+    folds = np.array([0, 1, 0, 1, 2])
+    np.testing.assert_array_equal(
+        np.asarray(ms.fold_weights(folds, 3)),
+        [[1, 0, 1, 0, 0], [0, 1, 0, 1, 0], [0, 0, 0, 0, 1]],
+    )
+    with pytest.raises(ValueError, match="n_folds must be >= 1; got 0"):
+        ms.fold_weights(folds, 0)
+    with pytest.raises(TypeError, match="n_folds must be an int"):
+        ms.fold_weights(folds, 2.0)
+    with pytest.raises(ValueError, match=r"fold indices in \[0, n_folds=2\)"):
+        ms.fold_weights(folds, 2)
+    codes = np.zeros((5, 0), np.int32)
+    values = np.arange(5.0)[:, None]
+    y = np.array([0, 1, 0, 1, 0])
+    with pytest.raises(ValueError, match="n_folds must be >= 1; got 0"):
+        ms.kfold_stats(codes, values, y, folds, n_states=(), n_classes=2, n_folds=0)

@@ -206,6 +206,12 @@ def load_csv(
         raise ValueError(f"the target column {header[t]!r} has missing cells; drop those rows")
     names = [h for j, h in enumerate(header) if j != t]
     cols = [[r[j] for r in cells] for j in range(len(header)) if j != t]
+    empty = [n for n, col in zip(names, cols, strict=True) if all(c in missing for c in col)]
+    if empty:
+        raise ValueError(
+            f"{path}: columns {empty} have no non-missing cell (no state to code, no value to "
+            "fit); drop them"
+        )
     numeric = np.array([all(c in missing or _is_number(c) for c in col) for col in cols], bool)
     if isinstance(discrete, str):
         if discrete == "auto":

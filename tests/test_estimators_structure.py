@@ -198,8 +198,8 @@ def _correlated_pair(n=600, seed=3):
 
 def seminaive_reference(X, y, groups, Xq, ridge=1e-9):
     """(nq, c) log posterior of Gaussian semi-naive Bayes: log p(c) + Σ_g log N(x_g; μ_cg, Σ_cgg)
-    with class MLE moments (divide by N_c) and the estimator's ridge Σ + ridge·diag(Σ) + √tiny·I,
-    one SciPy multivariate normal per group and class."""
+    with class MLE moments (divide by N_c) and the estimator's ridge Σ + ridge·diag(Σ) +
+    ridge·diag(pooled variance), one SciPy multivariate normal per group and class."""
     from scipy.stats import multivariate_normal
 
     classes = np.unique(y)
@@ -208,7 +208,7 @@ def seminaive_reference(X, y, groups, Xq, ridge=1e-9):
         Xc = X[y == cls]
         mean = Xc.mean(0)
         cov = np.cov(Xc, rowvar=False, bias=True)
-        cov = cov + np.diag(ridge * np.diag(cov) + np.sqrt(np.finfo(float).tiny))
+        cov = cov + np.diag(ridge * np.diag(cov) + ridge * X.var(0))
         out[:, k] = np.log(len(Xc) / len(X))
         for g in np.unique(groups[groups >= 0]):
             idx = np.flatnonzero(groups == g)

@@ -75,6 +75,8 @@ def _prepare(values, y, n_classes, weight):
     if w.shape != (x.shape[0],):
         raise ValueError(f"weight must have shape ({x.shape[0]},); got {w.shape}")
     wy = jax.nn.one_hot(y, n_classes, dtype=dtype) * w[:, None]  # (n, c)
+    # a zero-weight row equals a removed row, even where its value is infinite (no 0 * inf)
+    x = jnp.where((w > 0)[:, None], x, 0.0)
     return x, wy
 
 
@@ -84,37 +86,51 @@ def class_scales(values, y, n_classes: int, weight=None):
 
     s² = Σ_n w_n 1[y_n = c] (x_nj − x̄_cj)² / (N_c − 1) (frequency weights; N_c − 1 floored at 1).
     """
-    x, wy = _prepare(values, y, n_classes, weight)
-    nc = jnp.sum(wy, axis=0)
-    mean = (wy.T @ x) / jnp.where(nc > 0, nc, 1.0)[:, None]
-    dev = x[:, None, :] - mean[None, :, :]
+    from .structure import _class_deviations, _safe_sqrt
+
+    x, _ = _prepare(values, y, n_classes, weight)
+    # deviations exactly 0 for a predictor constant within a class (no rounding-noise scale)
+    _, wy, nc, _, dev = _class_deviations(x, y, n_classes, weight)
     m2 = jnp.einsum("nc,ncr->cr", wy, dev * dev)
-    return nc, jnp.sqrt(m2 / jnp.maximum(nc - 1.0, 1.0)[:, None])
+    return nc, _safe_sqrt(m2 / jnp.maximum(nc - 1.0, 1.0)[:, None])
+
+
+_REL_BANDWIDTH_FLOOR = 1e-9**0.5  # x the predictor's pooled sd: NaiveBayes's 1e-9 variance floor
 
 
 @jit_entry("n_classes", "n_dims")
 def kde_bandwidths(
-    values, y, n_classes: int, n_dims: int, weight=None, h=None, min_bandwidth: float = 1e-12
+    values, y, n_classes: int, n_dims: int, weight=None, h=None, min_bandwidth: float = 0.0
 ):
     r"""Per-class, per-predictor kernel standard deviations b_{c,j} = h_c s_{c,j}, shape (c, r).
 
     h_c = `normal_rule_bandwidth(n_dims, N_c)` unless `h` (scalar or (c,)) is given. Floored at
-    `min_bandwidth` so a predictor constant within a class does not divide by zero. A predictor
-    constant over all training rows gets bandwidth 1 in every class (as `NaiveBayes` gives it unit
-    variance): every class then scores it alike, whatever the query value, instead of a
-    ``-(x - v)^2 / min_bandwidth^2`` term that would swamp the other predictors.
+    √1e-9 × the predictor's standard deviation over all weighted training rows (the scale-relative
+    analogue of `NaiveBayes`'s 1e-9 variance floor), so a predictor constant within a class does
+    not divide by zero and rescaling the data rescales every bandwidth (the posteriors do not
+    change); ``min_bandwidth`` adds an absolute floor (default none). A predictor constant over all
+    training rows gets bandwidth 1 in every class (as `NaiveBayes` gives it unit variance): every
+    class then scores it alike, whatever the query value, instead of a term that would swamp the
+    other predictors.
     """
+    from .structure import _safe_sqrt
+
     nc, s = class_scales(values, y, n_classes, weight)
     hc = normal_rule_bandwidth(n_dims, jnp.maximum(nc, 1.0)) if h is None else jnp.asarray(h)
     hc = jnp.broadcast_to(jnp.asarray(hc, s.dtype), nc.shape)
-    bw = jnp.maximum(hc[:, None] * s, min_bandwidth)
+    x, wy = _prepare(values, y, n_classes, weight)
+    w = jnp.sum(wy, axis=1)
+    total = jnp.maximum(jnp.sum(w), jnp.finfo(s.dtype).tiny)
+    centre = jnp.sum(w[:, None] * x, 0) / total
+    pooled = _safe_sqrt(jnp.sum(w[:, None] * (x - centre[None, :]) ** 2, 0) / total)
+    floor = jnp.maximum(_REL_BANDWIDTH_FLOOR * pooled, min_bandwidth)
+    bw = jnp.maximum(hc[:, None] * s, floor[None, :])
     # constant over the weighted rows: an exact test (the scale itself carries rounding)
-    x = jnp.asarray(values, s.dtype)
-    used = (jnp.ones(x.shape[:1], bool) if weight is None else jnp.asarray(weight) > 0)[:, None]
+    used = (w > 0)[:, None]
     constant = jnp.max(jnp.where(used, x, -jnp.inf), axis=0) <= jnp.min(
         jnp.where(used, x, jnp.inf), axis=0
     )
-    return jnp.where(constant[None, :], jnp.ones_like(bw), bw), nc
+    return jnp.where(constant[None, :] | ~(bw > 0), jnp.ones_like(bw), bw), nc
 
 
 def _map_chunks(fn, query, chunk_size):

@@ -82,15 +82,14 @@ def _log_prior(wy):
 # --------------------------------------------------------------------------------------------------
 # Gaussian class moments and conditional MI
 # --------------------------------------------------------------------------------------------------
-@jit_entry("n_classes")
-def class_covariances(values, y, n_classes: int, weight=None):
-    r"""Per-class weighted mean and MLE covariance of continuous predictors.
+def _class_deviations(values, y, n_classes, weight):
+    """(x, wy, N_c, mean (c, p), dev (n, c, p)) with exact zeros where they belong.
 
-    μ_c = Σ_n w_n 1[y_n=c] x_n / N_c,  Σ_c = Σ_n w_n 1[y_n=c] (x_n − μ_c)(x_n − μ_c)ᵀ / N_c.
-
-    Returns:
-      (class_weight (c,), mean (c, p), cov (c, p, p)). NaN values are not supported.
-    """
+    Each class is centred first on one of its own rows (the first with positive weight): a column
+    that is constant within the class then has deviations exactly 0 (not the ~1e-17 rounding of
+    ``x − Σx/N`` that turned into correlations of ±1 and noise slopes), and the second centring is
+    on a small offset. Rows outside the class, or of zero weight, get deviation 0, so a zero-weight
+    row equals a removed row even where its value is infinite (no 0 · inf)."""
     values = jnp.asarray(values)
     if values.ndim != 2:
         raise ValueError(f"values must be 2-D (n, p); got shape {values.shape}")
@@ -99,10 +98,46 @@ def class_covariances(values, y, n_classes: int, weight=None):
     wy = _weights_and_onehot(y, x.shape[0], n_classes, weight, dtype)
     nc = jnp.sum(wy, axis=0)
     safe = jnp.where(nc > 0, nc, 1.0)
-    mean = (wy.T @ x) / safe[:, None]
-    dev = x[:, None, :] - mean[None, :, :]  # (n, c, p)
+    member = wy > 0  # (n, c)
+    first = jnp.argmax(member, axis=0)  # (c,) first row of each class (0 when empty)
+    ref = jnp.where((nc > 0)[:, None], x[first], 0.0)  # (c, p)
+    d0 = jnp.where(member[:, :, None], x[:, None, :] - ref[None], 0.0)  # (n, c, p)
+    off = jnp.einsum("nc,ncp->cp", wy, d0) / safe[:, None]
+    dev = jnp.where(member[:, :, None], d0 - off[None], 0.0)
+    return x, wy, nc, ref + off, dev
+
+
+@jit_entry("n_classes")
+def class_covariances(values, y, n_classes: int, weight=None):
+    r"""Per-class weighted mean and MLE covariance of continuous predictors.
+
+    μ_c = Σ_n w_n 1[y_n=c] x_n / N_c,  Σ_c = Σ_n w_n 1[y_n=c] (x_n − μ_c)(x_n − μ_c)ᵀ / N_c.
+
+    A predictor constant within a class has exactly zero variance and covariances there; rows of
+    zero weight do not enter (even with infinite values).
+
+    Returns:
+      (class_weight (c,), mean (c, p), cov (c, p, p)). NaN values are not supported.
+    """
+    _, wy, nc, mean, dev = _class_deviations(values, y, n_classes, weight)
+    safe = jnp.where(nc > 0, nc, 1.0)
     cov = jnp.einsum("nc,nci,ncj->cij", wy, dev, dev) / safe[:, None, None]
     return nc, mean, cov
+
+
+def _constant_columns(x, wy):
+    """(p,) bool: the predictor takes one value over the rows of positive weight (an exact test;
+    a variance computed from the rows carries rounding)."""
+    used = (jnp.sum(wy, axis=1) > 0)[:, None]
+    hi = jnp.max(jnp.where(used, x, -jnp.inf), axis=0)
+    lo = jnp.min(jnp.where(used, x, jnp.inf), axis=0)
+    return hi <= lo
+
+
+def _safe_sqrt(v):
+    """sqrt with a finite gradient at 0 (0 there): the double-where idiom."""
+    pos = v > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, v, 1.0)), 0.0)
 
 
 @jit_entry("n_classes")
@@ -121,7 +156,7 @@ def conditional_mutual_information_gaussian(values, y, n_classes: int, weight=No
       (p, p) symmetric, nats.
     """
     nc, _, cov = class_covariances(values, y, n_classes, weight)
-    sd = jnp.sqrt(jnp.diagonal(cov, axis1=1, axis2=2))  # (c, p)
+    sd = _safe_sqrt(jnp.diagonal(cov, axis1=1, axis2=2))  # (c, p)
     den = sd[:, :, None] * sd[:, None, :]
     rho = jnp.where(den > 0, cov / jnp.where(den > 0, den, 1.0), 0.0)
     one_minus = jnp.maximum(1.0 - rho * rho, jnp.finfo(rho.dtype).tiny)
@@ -215,29 +250,38 @@ def fit_gaussian_tan(
 
     With Σ_c, μ_c the class MLE covariance and mean (`class_covariances`), for child i and parent k:
     slope b = Σ_c[i, k] / Σ_c[k, k], intercept a = μ_c[i] − b μ_c[k], residual variance v = Σ_c[i,
-    i] − b Σ_c[i, k] (the MLE of the regression; divide by N_c), floored at `var_floor`. Roots: b =
-    0, v = Σ_c[i, i]. A parent with zero within-class variance gets
-    b = 0. Pérez, Larrañaga & Inza (2006), Sec. 4 (conditional Gaussian networks).
+    i] − b Σ_c[i, k] (the MLE of the regression; divide by N_c), computed as the weighted mean
+    square of the residuals (the same value without the cancellation of the difference), floored
+    at `var_floor`; a predictor constant over the training rows gets v = 1 in every class (as in
+    `NaiveBayes`). Roots: b = 0, v = Σ_c[i, i]. A parent with zero within-class variance (a
+    constant within the class: exactly zero, see `class_covariances`) gets b = 0. Pérez, Larrañaga
+    & Inza (2006), Sec. 4 (conditional Gaussian networks).
 
     Args:
       values: float (n, p); y: int (n,); parent: int (p,) from `maximum_spanning_tree`.
       n_classes: static c; weight: optional (n,); var_floor: absolute floor on every variance.
     """
-    nc, mean, cov = class_covariances(values, y, n_classes, weight)
+    x, wy, nc, mean, dev = _class_deviations(values, y, n_classes, weight)
     parent = jnp.asarray(parent, jnp.int32)
     p = mean.shape[1]
     if parent.shape != (p,):
         raise ValueError(f"parent must have shape ({p},); got {parent.shape}")
+    safe = jnp.where(nc > 0, nc, 1.0)[:, None]
     has = (parent >= 0)[None, :]
     par = jnp.clip(parent, 0)
-    idx = jnp.arange(p)
-    cov_ip = cov[:, idx, par]  # (c, p)
-    var_p = cov[:, par, par]
-    var_i = cov[:, idx, idx]
+    dev_par = dev[:, :, par]  # (n, c, p): each predictor's parent deviation
+    cov_ip = jnp.einsum("nc,ncp->cp", wy, dev * dev_par) / safe  # (c, p)
+    var_p = jnp.einsum("nc,ncp->cp", wy, dev_par * dev_par) / safe
     ok = has & (var_p > 0)
     slope = jnp.where(ok, cov_ip / jnp.where(ok, var_p, 1.0), 0.0)
     intercept = mean - slope * mean[:, par]
-    var = jnp.maximum(var_i - slope * cov_ip, var_floor)
+    # the residual variance from the residuals themselves: Σ_ii − b Σ_ik cancels when the child
+    # is nearly collinear with its parent (all digits in float32)
+    resid = dev - slope[None] * dev_par
+    var = jnp.maximum(jnp.einsum("nc,ncp->cp", wy, resid * resid) / safe, var_floor)
+    # a predictor constant over the training rows: unit variance in every class (as NaiveBayes),
+    # so its term is the same for every class whatever the query value
+    var = jnp.where(_constant_columns(x, wy)[None, :], 1.0, var)
     return GaussianTANParams(
         log_prior=jnp.log(nc) - jnp.log(jnp.sum(nc)),
         intercept=intercept,
@@ -387,19 +431,30 @@ class GaussianJointParams(eqx.Module):
 def fit_gaussian_joint(
     values, y, n_classes: int, weight=None, ridge: float = 1e-9
 ) -> GaussianJointParams:
-    r"""Class-conditional MLE mean and covariance, Σ_c + ridge · diag(Σ_c) + tiny · I.
+    r"""Class-conditional MLE mean and covariance, Σ_c + ρ · diag(Σ_c) + diag(f).
 
-    The relative `ridge` keeps group covariances positive definite when a group is (nearly)
-    collinear; 1e-9 is numerically the MLE. Every group structure reads its blocks from these
-    parameters, so a structure search fits once.
+    The relative ridge ρ = max(`ridge`, 16 eps) (16 eps: the smallest that keeps a float32
+    Cholesky of an exactly collinear pair positive) keeps group covariances positive definite when
+    a group is (nearly) collinear; 1e-9 is numerically the MLE in float64. The floor f_j = ρ ×
+    (pooled variance of predictor j), like `NaiveBayes`'s variance floor, keeps a predictor that
+    is constant within a class at a finite, scale-relative density; a predictor constant over all
+    training rows gets f_j = 1 (unit variance in every class, as `NaiveBayes` gives it), so it
+    scores every class alike. Every group structure reads its blocks from these parameters, so a
+    structure search fits once.
     """
-    nc, mean, cov = class_covariances(values, y, n_classes, weight)
+    x, wy, nc, mean, dev = _class_deviations(values, y, n_classes, weight)
+    safe = jnp.where(nc > 0, nc, 1.0)
+    cov = jnp.einsum("nc,nci,ncj->cij", wy, dev, dev) / safe[:, None, None]
     p = mean.shape[1]
     eye = jnp.eye(p, dtype=cov.dtype)
     diag = jnp.diagonal(cov, axis1=1, axis2=2)
-    cov = (
-        cov + (ridge * diag)[:, :, None] * eye[None] + jnp.finfo(cov.dtype).tiny ** 0.5 * eye[None]
-    )
+    rho = jnp.maximum(jnp.asarray(ridge, cov.dtype), 16 * jnp.finfo(cov.dtype).eps)
+    # pooled variance: within-class part plus the spread of the class means
+    total = jnp.maximum(jnp.sum(nc), jnp.finfo(cov.dtype).tiny)
+    grand = jnp.sum(nc[:, None] * mean, 0) / total
+    pooled = jnp.sum(nc[:, None] * (diag + (mean - grand[None, :]) ** 2), 0) / total
+    floor = jnp.where(_constant_columns(x, wy), 1.0, rho * pooled)
+    cov = cov + (rho * diag + floor[None, :])[:, :, None] * eye[None]
     return GaussianJointParams(log_prior=jnp.log(nc) - jnp.log(jnp.sum(nc)), mean=mean, cov=cov)
 
 
@@ -478,7 +533,11 @@ def _score_structures(params, groups, x, y, w, onehot):
     def score(g):
         log_post = jax.nn.log_softmax(seminaive_log_joint(params, g, x), axis=1)
         wrong = (jnp.argmax(log_post, axis=1) != y).astype(x.dtype)
-        return jnp.sum(w * wrong), -jnp.sum(w * jnp.sum(onehot * log_post, axis=1))
+        err, loss = jnp.sum(w * wrong), -jnp.sum(w * jnp.sum(onehot * log_post, axis=1))
+        # a structure whose scores are not finite (a Cholesky that failed) is never chosen: its
+        # argmax would read "class 0" for every row
+        bad = ~jnp.all(jnp.isfinite(log_post))
+        return jnp.where(bad, jnp.inf, err), jnp.where(bad, jnp.inf, loss)
 
     return jax.vmap(score)(groups)
 
@@ -501,7 +560,18 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
         err, loss = batched(jnp.asarray(padded, jnp.int32))
         return np.asarray(err)[:s], np.asarray(loss)[:s]
 
+    # errors closer than this are equal: the weighted sum of the wrong rows rounds differently
+    # depending on which rows are wrong (58 wrong rows gave 0.58 and 0.5800000000000001)
+    score_many.tie = 4.0 * max(x.shape[0], 1) * float(jnp.finfo(dtype).eps)
     return score_many
+
+
+def _best_candidate(err, loss, tie):
+    """Index of the lowest error (errors within ``tie`` are equal), then the lowest log loss, then
+    the earliest candidate."""
+    tied = err <= err.min() + tie
+    key_loss = np.where(tied, loss, np.inf)
+    return int(np.lexsort((np.arange(len(err)), key_loss, ~tied))[0])
 
 
 def _check_split(train_values, train_y, val_values, val_y, n_classes):
@@ -542,7 +612,8 @@ def forward_sequential_selection_joining(
       - add an unused predictor as a new conditionally independent singleton group;
       - join an unused predictor to an existing group (the group becomes a larger joint Gaussian).
     The candidate with the lowest validation error wins (ties: lower validation log loss, then the
-    earlier candidate); it is accepted only if its error is strictly lower than the current one,
+    earlier candidate); it is accepted only if its error is lower than the current one by more than
+    the rounding of the weighted error sum (errors within it are ties),
     otherwise the search stops. Parameters are fitted once on the training split; each structure
     reads its blocks.
 
@@ -582,8 +653,8 @@ def forward_sequential_selection_joining(
         cands_arr = np.stack(cands)
         err, loss = score_many(cands_arr)
         n_eval += len(cands)
-        best = int(np.lexsort((np.arange(len(cands)), loss, err))[0])
-        if not err[best] < current[0]:
+        best = _best_candidate(err, loss, score_many.tie)
+        if not err[best] < current[0] - score_many.tie:
             break
         groups = canonical_groups(cands_arr[best])
         current = (float(err[best]), float(loss[best]))
@@ -606,7 +677,8 @@ def backward_condensed_search(
 
     All predictors start in one joint Gaussian (a single group: class-conditional full covariance,
     i.e. QDA). At each step every removal of one remaining predictor is scored on the validation set
-    (batched); the best removal (lowest error, ties by log loss) is applied if it strictly lowers
+    (batched); the best removal (lowest error, ties by log loss) is applied if it lowers (beyond
+    rounding, as in the forward search)
     the error, otherwise the search stops. The model stays one joint group throughout ("condensed").
 
     Args and returns as in `forward_sequential_selection_joining`.
@@ -626,8 +698,8 @@ def backward_condensed_search(
         cands[np.arange(used.size), used] = -1
         err, loss = score_many(cands)
         n_eval += used.size
-        best = int(np.lexsort((np.arange(used.size), loss, err))[0])
-        if not err[best] < current[0]:
+        best = _best_candidate(err, loss, score_many.tie)
+        if not err[best] < current[0] - score_many.tie:
             break
         groups = cands[best]
         current = (float(err[best]), float(loss[best]))

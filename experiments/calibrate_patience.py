@@ -4,11 +4,13 @@ The fsNB paper (§5) stops "if the training error has not improved during a cert
 iterations" without giving the number, and reports 6,732.25 evaluations per fsNB run on average
 over its Table-1 experiments (§7.1). This script runs fsNB (ε = 0.025, v = 20, the pseudocode's
 t·ε step, training error, AIC selection) on the 100 data sets of each Table-1 scenario — the same
-data sets as `fsnb_table1.py` (keys 2011 + scenario index) — for a grid of patience values, in one
-`jaxnb.sweep` call per scenario, and reports the mean number of candidate evaluations and of
-iterations per run. Only training-side quantities are used (no test error), so the choice of the
-patience (the value whose mean over the four scenarios is closest to 6,732.25) does not look at
-the test data. `fsnb_table1.py` uses that value (PATIENCE).
+data sets as `fsnb_table1.py` (keys 2011 + scenario index, drawn in the same precision: JAX's
+default float32, as that script runs; float64 draws would be other data sets) — for a grid of
+patience values, in one `jaxnb.sweep` call per scenario (one grid point per patience), and
+reports the mean number of candidate evaluations and of iterations per run. Only training-side
+quantities are used (no test error), so the choice of the patience (the value whose mean over the
+four scenarios is closest to 6,732.25) does not look at the test data. `fsnb_table1.py` uses that
+value (PATIENCE).
 
 Usage: python experiments/calibrate_patience.py [--quick]
 Writes calibrate_patience.json (``--quick``: 5 data sets per scenario, into the quick results
@@ -18,12 +20,19 @@ folder) in the results folder (experiments/results, or $JAXNB_RESULTS_DIR).
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
-import jax
-import numpy as np
+if "jax" not in sys.modules:  # one XLA CPU device per core, before JAX starts, as fsnb_table1.py
+    _flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" not in _flags and (os.cpu_count() or 1) > 1:
+        os.environ["XLA_FLAGS"] = (
+            f"{_flags} --xla_force_host_platform_device_count={os.cpu_count()}".strip()
+        )
 
-jax.config.update("jax_enable_x64", True)  # the dtype of fsnb_table1.py
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
 
 from jaxnb.datasets import make_table1_batch  # noqa: E402
 from jaxnb.sweep import sweep_methods  # noqa: E402
@@ -49,13 +58,15 @@ def main(argv=None):
         data, n_states = make_table1_batch(jax.random.PRNGKey(2011 + s_i), scenario, n_sets)
         _, res = sweep_methods(
             data,
-            {"fsnb": {"epsilon": [0.025] * len(PATIENCES), "patience": PATIENCES}},
+            # the grid is a product over its keys: one epsilon x the patience values
+            {"fsnb": {"epsilon": [0.025], "patience": PATIENCES}},
             n_states=n_states,
             options={
                 "fsnb": {"n_steps": 20, "step_rule": "t_eps", "criterion": "error"},
             },
         )
         arr = res["fsnb"].arrays
+        assert arr["n_evaluations"].shape[1] == len(PATIENCES)
         # (D, H, F, S): mean over data sets of each grid point (one fold, one seed)
         evals[scenario] = arr["n_evaluations"][:, :, 0, 0].mean(0).tolist()
         iters[scenario] = arr["n_iter"][:, :, 0, 0].mean(0).tolist()
@@ -78,6 +89,7 @@ def main(argv=None):
             "chosen": chosen,
             "n_datasets": n_sets,
             "quick": args.quick,
+            "dtype": str(jax.numpy.zeros(()).dtype),
             "seconds": time.perf_counter() - t0,
         },
     )

@@ -5,7 +5,8 @@ irrelevant predictors added, and with 50 fully redundant copies of X1. Fig. 2: f
 error (overall and per class) as predictors are added one by one (X1, X2, X3, then the 50 noisy
 ones). All runs are one vmapped call per configuration. The paper shows these as plots only (no
 table), so we print our means; the qualitative claim to check is "both kinds of noise, but
-especially redundant predictors, increase the error".
+especially redundant predictors, increase the error". CPTs are Laplace-smoothed (alpha = 1, the
+library default); the paper's Eq. 4 writes the plain ML estimate.
 
 Usage: python experiments/fsnb_fig1_fig2.py [--quick]
 """

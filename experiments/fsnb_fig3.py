@@ -6,7 +6,8 @@ X2 and X3 ~ N((0, −1, 1)_y, 1) separate classes 2 and 3. "Independent": X2, X3
 "redundant": x_r3 := x_r2 on a proportion ``--copy`` (default 0.6, our choice; the paper does not
 give it) of the rows, train and test. Ω(α) interpolates each predictor between Ω⁽⁰⁾ and Ω⁽¹⁾
 (Eq. 13); the error surface is averaged over runs (one vmapped call). Claim to check: the minimum
-is at α2 = α3 = 1 when independent and inside (0, 1)² when redundant.
+is at α2 = α3 = 1 when independent and inside (0, 1)² when redundant. CPTs are Laplace-smoothed
+(alpha = 1, the library default); the paper's Eq. 4 writes the plain ML estimate.
 
 Usage: python experiments/fsnb_fig3.py [--quick] [--copy 0.6]
 """

@@ -6,7 +6,8 @@ training size is not given: we use N = 300, test 3000). fsNB with ε = 0.025, v 
 stopping here so the whole path is shown (patience=None, until every α = 1; `--quick` cuts it at
 60 iterations). Reports the iteration of minimum test error and of minimum AIC (the paper:
 "nearly the same"), and whether the path completed (with a cut path the AIC minimum can be the
-cut).
+cut). CPTs are Laplace-smoothed (alpha = 1, the library default); the paper's Eq. 4 writes the
+plain ML estimate.
 
 Usage: python experiments/fsnb_fig6.py [--quick]
 """

@@ -22,7 +22,9 @@ Our reading of the protocol (the paper leaves these open; every choice is a cons
 * SNB: forward selection on the training error (Langley & Sage stopping). The paper selects SNB by
   AIC too; `jaxnb.methods.selective` offers error / error probability / log-loss criteria, so this
   is a documented difference.
-* NB and WNB use Laplace-smoothed CPTs (47 rows leave many empty cells); WNB uses Ferreira weights.
+* One Laplace-smoothed fit (Lidstone alpha = 1; 47 rows leave many empty cells) serves NB, WNB,
+  SNB, the prefilter and L1-NB's per-predictor posteriors (the B matrix); the L1NB paper's Eqs. 6
+  and 11 write plain ML estimates, which give log 0 for empty cells. WNB uses Ferreira weights.
 * Folds are 0/1 sample weights. Every data set is embedded in the largest one (21 + 5p + 5p
   columns) with a 0/1 mask on the predictors, so one compiled function serves all 36 data sets and
   all folds (vmapped over redundancy levels and folds).

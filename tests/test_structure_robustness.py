@@ -1,7 +1,7 @@
-"""TAN, Gaussian semi-naive and kernel classifiers on edge cases: constant predictors (rounding noise
-must not become correlation, slope or density), near-collinear predictors in float32, error ties in
-the semi-naive searches, rescaled data, zero-weight rows holding infinities, gradients at constant
-columns, and bad input to the core functions."""
+"""TAN, Gaussian semi-naive and kernel classifiers on edge cases: constant predictors (rounding
+noise must not become correlation, slope or density), near-collinear predictors in float32, error
+ties in the semi-naive searches, rescaled data, zero-weight rows holding infinities, gradients at
+constant columns, and bad input to the core functions."""
 
 import jax
 import jax.numpy as jnp

@@ -28,9 +28,9 @@ experiments/fsnb_table1.py (which runs on the same sweep):
 recorded before the section "with CFS+NB in the grid" had no CFS+NB, whose search then kept its
 open list on the host.)
 
-Both sides run in float64 by default, the dtype of experiments/fsnb_table1.py (so "identical" can
-be asserted exactly: test errors equal to 1e-12, selected-predictor counts equal); ``--dtype
-float32`` runs both sides in JAX's default precision instead (then test errors are compared to
+Both sides run in float64 by default (so "identical" can be asserted exactly: test errors equal
+to 1e-12, selected-predictor counts equal); ``--dtype float32`` runs both sides in JAX's default
+precision instead, the dtype experiments/fsnb_table1.py runs in (then test errors are compared to
 1e-6, which still means equal error counts on 3000 test rows). Both are timed warm (each compiled
 once on one data set before the clock starts); the cold times (compilation included) are printed
 too. Target: the sweep is >= 5x faster than the loop over the whole grid.
@@ -211,7 +211,7 @@ def main(argv=None):
         "--dtype",
         choices=("float64", "float32"),
         default="float64",
-        help="floating dtype of both sides (read before JAX starts; default float64 as in "
+        help="floating dtype of both sides (read before JAX starts; default float64, unlike "
         "the Table-1 experiment)",
     )
     args = ap.parse_args(argv)

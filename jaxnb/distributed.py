@@ -516,7 +516,8 @@ def _wnb_block_loss(nb, weights, bias, data):
     s = lk.log_joint(nb, data["codes"], data["values"], weights, bias)
     lp = jax.nn.log_softmax(s, axis=-1)
     true = jnp.take_along_axis(lp, data["y"][:, None], axis=-1)[:, 0]
-    return -jnp.sum(data["weight"] * true)
+    # rows of weight 0 (padding) add 0 even where their log-probability is -inf
+    return -jnp.sum(jnp.where(data["weight"] > 0, data["weight"] * true, 0.0))
 
 
 def wnb_row_loss(nb: NBParams, weights, bias, data, *, block_rows: int = 2048):
@@ -657,6 +658,16 @@ def fit_wnb(
 @partial(jax.jit, static_argnames=("mesh", "max_steps", "optimizer"))
 def _fit_wnb_core(stats, data, alpha, var_smoothing, l2, tol, mesh, max_steps, optimizer):
     nb = fit_mle(stats, alpha, var_smoothing)
+    # zero probabilities (alpha = 0: unseen cells; classes of zero weight) floored at tiny: a
+    # log 0 = -inf term made the gradient 0 * (-inf) = NaN, so the solver stopped at step 0
+    tiny = jnp.finfo(nb.cpt.dtype if nb.cpt.size else nb.mean.dtype).tiny
+    nb = NBParams(
+        jnp.maximum(nb.log_prior, jnp.log(tiny)),
+        jnp.maximum(nb.cpt, tiny),
+        nb.mean,
+        nb.std,
+        nb.n_states,
+    )
     if mesh is None:
         rows = lambda nb, W, b: wnb_row_loss(nb, W, b, data)
     else:

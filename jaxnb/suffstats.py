@@ -339,9 +339,10 @@ def subtract(total: SuffStats, part: SuffStats) -> SuffStats:
     _check_compatible(total, part)
     na = total.weight - part.weight
     # an empty remainder (up to the dtype's round-off of the total, e.g. float32 weights summed in
-    # another order) gets weight 0, mean 0 and m2 0
+    # another order) gets weight 0, mean 0 and m2 0. The test is relative to each total: weights
+    # of any scale (e.g. normalised to sum 1) keep every training cell they have
     tol = max(1e-12, 64 * float(jnp.finfo(jnp.result_type(na)).eps))
-    pos = na > tol * jnp.maximum(total.weight, 1.0)
+    pos = na > tol * total.weight
     safe = jnp.where(pos, na, 1.0)
     mean = jnp.where(pos, (total.weight * total.mean - part.weight * part.mean) / safe, 0.0)
     delta = part.mean - mean
@@ -352,9 +353,9 @@ def subtract(total: SuffStats, part: SuffStats) -> SuffStats:
     )
     m2 = jnp.where(pos, jnp.maximum(m2, 0.0), 0.0)
     cw = total.class_weight - part.class_weight
-    cw = jnp.where(cw > tol * jnp.maximum(total.class_weight, 1.0), cw, 0.0)  # never negative
+    cw = jnp.where(cw > tol * total.class_weight, cw, 0.0)  # never negative
     counts = total.counts - part.counts
-    counts = jnp.where(counts > tol * jnp.maximum(total.counts, 1.0), counts, 0.0)
+    counts = jnp.where(counts > tol * total.counts, counts, 0.0)
     return SuffStats(
         cw,
         counts,

@@ -357,9 +357,12 @@ def _lars_core(G, b1, max_steps: int, variant: str) -> LarsPath:
             )
         else:
             gamma_release = jnp.full((p,), inf)
-        gammas = jnp.concatenate(
-            [gamma_drop, gamma_enter, gamma_cap, gamma_release, lam[None]], axis=0
-        )
+        # λ at the rounding level of λ0 is λ = 0 (e.g. once the active columns interpolate the
+        # target exactly): END now. Events at γ ≈ 0 there would otherwise beat END and cycle
+        # (s no longer monotone, more free coefficients than rows) until max_steps.
+        at_zero = lam <= 64.0 * p * eps * lam0
+        others = jnp.concatenate([gamma_drop, gamma_enter, gamma_cap, gamma_release], axis=0)
+        gammas = jnp.concatenate([jnp.where(at_zero, inf, others), lam[None]], axis=0)
         # argmin picks the first minimum: ties resolve in the order DROP, ENTER, CAP, RELEASE, END.
         which = jnp.argmin(gammas).astype(jnp.int32)
         gamma = jnp.maximum(gammas[which], 0.0)
@@ -485,8 +488,8 @@ def coef_at(path: LarsPath, s: jax.Array | float) -> jax.Array:
     s = jnp.asarray(s, path.s.dtype)
     if jnp.ndim(s) > 1:
         raise ValueError(f"s must be a scalar or 1-d; got shape {jnp.shape(s)}")
-    if _is_concrete(s) and np.any(np.asarray(s) < 0):
-        raise ValueError("s must be >= 0")
+    if _is_concrete(s) and not np.all(np.asarray(s) >= 0):  # NaN fails too
+        raise ValueError(f"s must be >= 0 (and not NaN); got {np.asarray(s)!r}")
     return _coef_at(path.beta, path.s, s)
 
 

@@ -170,7 +170,15 @@ def _log_loss(params: GradientWeights, L, y, weight):
     H = jnp.einsum("npc,pc->nc", L, params.weights) + params.bias[None, :]
     logp = jax.nn.log_softmax(H, axis=-1)
     true = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
-    return -jnp.sum(weight * true) / jnp.sum(weight)
+    return -jnp.sum(jnp.where(weight > 0, weight * true, 0.0)) / jnp.sum(weight)
+
+
+def _floor_log(a):
+    """log-probabilities floored at log(tiny) (finite): a −inf contribution (an unseen cell with
+    alpha = 0) or bias (a class of zero weight) makes (P − T)·L = 0·(−inf) = NaN in the gradient and
+    stopped the optimiser at step 0; at log(tiny) the class keeps probability ~0 and every
+    gradient is finite."""
+    return jnp.maximum(a, jnp.log(jnp.finfo(a.dtype).tiny))
 
 
 def gradient_objective(params: GradientWeights, L, y, weight, l2=0.0):
@@ -227,7 +235,8 @@ def _fit_gradient_jit(L, y, log_prior, weight, l2, learning_rate, tol, *, solver
     n, p, c = L.shape
     weight = jnp.ones((n,), dtype) if weight is None else weight.astype(dtype)
     l2 = jnp.asarray(l2, dtype)
-    init = GradientWeights(jnp.ones((p, c), dtype), jnp.asarray(log_prior, dtype))
+    L = _floor_log(L)
+    init = GradientWeights(jnp.ones((p, c), dtype), _floor_log(jnp.asarray(log_prior, dtype)))
     fun = lambda prm: gradient_objective(prm, L, y, weight, l2)
 
     if solver == "lbfgs":

@@ -506,6 +506,12 @@ class AveragedNB(BaseNB):
         self.classes_ = classes
         self.n_features_in_ = p
         self._disc = self._discrete_mask(p)
+        empty = [int(i) for i in np.flatnonzero(self._disc) if np.isnan(X[:, i]).all()]
+        if empty:  # no category to code: the fit's log term and predict's lookup need one
+            raise ValueError(
+                f"discrete columns {empty} have no observed value (all NaN); drop them or "
+                "leave them out of discrete"
+            )
         self.cuts_ = [None] * p
         self.categories_ = [None] * p
         codes = np.empty((p, n), np.int32)  # transposed: one row per predictor

@@ -139,7 +139,10 @@ class OnlineConfig(eqx.Module):
 
 
 def class_counts(summary) -> jax.Array:
-    """`(c,)` examples seen per class (max over predictors, so missing values do not hide rows)."""
+    """`(c,)` examples seen per class: the largest count of observed values over the predictors.
+
+    Exact when some predictor is never missing; with missing values spread over every predictor
+    it undercounts (the summaries keep per-predictor counts only), and the prior follows it."""
     if isinstance(summary, GaussianSummary):
         return summary.count.max(axis=1)
     if isinstance(summary, GKClass):
@@ -151,7 +154,9 @@ def log_prior(summary, prior_smoothing: float = 1.0) -> jax.Array:
     r"""`(c,)` log (N_k + a) - log (N + c a), a = `prior_smoothing` (0: the empirical prior)."""
     n = class_counts(summary)
     a = prior_smoothing
-    return jnp.log(n + a) - jnp.log(n.sum() + a * n.shape[0])
+    lp = jnp.log(n + a) - jnp.log(n.sum() + a * n.shape[0])
+    # an empty summary with a = 0 is log 0 - log 0 = NaN: uniform instead (e.g. SGD from row one)
+    return jnp.where(n.sum() + a * n.shape[0] > 0, lp, -jnp.log(jnp.asarray(n.shape[0], lp.dtype)))
 
 
 def _gaussian_log_prob(s: GaussianSummary, values, var_smoothing):
@@ -582,7 +587,9 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
     const, scale = -0.5 * (_LOG_2PI + logvar), 0.5 / var
     nk = count.max(axis=2)  # (R + 1, c): class_counts of every state
     a = cfg.prior_smoothing
-    lps = jnp.log(nk + a) - jnp.log(nk.sum(axis=1, keepdims=True) + a * nk.shape[1])
+    den = nk.sum(axis=1, keepdims=True) + a * nk.shape[1]
+    lps = jnp.log(nk + a) - jnp.log(den)
+    lps = jnp.where(den > 0, lps, -jnp.log(jnp.asarray(nk.shape[1], lps.dtype)))  # as log_prior
     x = xb[:, None, :]
     miss = jnp.isnan(x)
 

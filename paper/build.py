@@ -969,8 +969,11 @@ def sec_l1nb_flags(b: Build):
     txt += compare_sentence(cells, "accuracy", 2, lower_is_better=False)
     if variants:
         txt += (
-            f" The count leaves out {', '.join(variants)}: our variant(s) of a published method, "
-            "shown beside that method's published value, not a published result of their own."
+            f" The count leaves out {', '.join(variants)}: "
+            + ("our variant" if len(variants) == 1 else "our variants")
+            + " of a published method, shown beside that method's published value, not a "
+            "published result of "
+            + ("its own." if len(variants) == 1 else "their own.")
         )
     txt += "\n\n"
     if fb:

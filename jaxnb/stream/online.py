@@ -112,6 +112,8 @@ class OnlineState(eqx.Module):
       bias: `(c,)` b_k, learned on top of the log prior (zeros = NB).
       opt_state: the optax state of (weight, bias).
       n_steps: number of SGD steps taken (masked warm-up steps excluded).
+      class_rows: `(c,)` rows seen per class (the class prior's counts: a row counts whatever
+        values it misses). None (a state built without it): `class_counts` of the summary.
     """
 
     summary: GaussianSummary | GKClass | CPiD
@@ -120,6 +122,7 @@ class OnlineState(eqx.Module):
     bias: jax.Array
     opt_state: optax.OptState
     n_steps: jax.Array
+    class_rows: jax.Array | None = None
 
 
 class OnlineConfig(eqx.Module):
@@ -150,9 +153,12 @@ def class_counts(summary) -> jax.Array:
     return summary.counts.sum(axis=1).max(axis=0).astype(summary.breaks.dtype)
 
 
-def log_prior(summary, prior_smoothing: float = 1.0) -> jax.Array:
-    r"""`(c,)` log (N_k + a) - log (N + c a), a = `prior_smoothing` (0: the empirical prior)."""
-    n = class_counts(summary)
+def log_prior(summary, prior_smoothing: float = 1.0, counts=None) -> jax.Array:
+    r"""`(c,)` log (N_k + a) - log (N + c a), a = `prior_smoothing` (0: the empirical prior).
+
+    N_k: ``counts`` (rows seen per class, `OnlineState.class_rows`) or, without them,
+    `class_counts` of the summary."""
+    n = class_counts(summary) if counts is None else counts
     a = prior_smoothing
     lp = jnp.log(n + a) - jnp.log(n.sum() + a * n.shape[0])
     # an empty summary with a = 0 is log 0 - log 0 = NaN: uniform instead (e.g. SGD from row one)
@@ -219,8 +225,13 @@ def log_contributions(summary, cuts, values, *, var_smoothing=1e-9, smoothing=1.
     return _second_level_log_prob(summary, cuts, values, smoothing)
 
 
+def _rows_of(state: OnlineState):
+    """`(c,)` rows seen per class (`OnlineState.class_rows`, or the summary's counts)."""
+    return class_counts(state.summary) if state.class_rows is None else state.class_rows
+
+
 def _scores(state: OnlineState, L, cfg: OnlineConfig):
-    lp = log_prior(state.summary, cfg.prior_smoothing)
+    lp = log_prior(state.summary, cfg.prior_smoothing, _rows_of(state))
     # multiply-and-sum, not einsum: XLA's CPU dot would transpose L (fused with its logs) first
     return (lp + state.bias)[None, :] + (L * state.weight[None]).sum(axis=1)
 
@@ -233,7 +244,7 @@ def log_joint(
     L = log_contributions(
         state.summary, state.cuts, values, var_smoothing=var_smoothing, smoothing=smoothing
     )
-    lp = log_prior(state.summary, prior_smoothing)
+    lp = log_prior(state.summary, prior_smoothing, _rows_of(state))
     return (lp + state.bias)[None, :] + jnp.einsum("rik,ik->rk", L, state.weight)
 
 
@@ -256,7 +267,13 @@ def init_state(
     weight = jnp.full((p, c), init_weight, dtype)
     bias = jnp.zeros((c,), dtype)
     return OnlineState(
-        summary, cuts, weight, bias, optimizer.init((weight, bias)), jnp.zeros((), jnp.int32)
+        summary,
+        cuts,
+        weight,
+        bias,
+        optimizer.init((weight, bias)),
+        jnp.zeros((), jnp.int32),
+        jnp.zeros((c,), dtype),
     )
 
 
@@ -311,7 +328,11 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
         out = jnp.argmax(H0, axis=-1) == yb
     grad_state = state
     new_summary = _update_summary(state.summary, xb, yb, valid)
-    state = eqx.tree_at(lambda s: s.summary, state, new_summary)
+    rows = _rows_of(state)
+    new_rows = rows + (jax.nn.one_hot(yb, rows.shape[0], dtype=rows.dtype) * valid[:, None]).sum(0)
+    state = OnlineState(
+        new_summary, state.cuts, state.weight, state.bias, state.opt_state, state.n_steps, new_rows
+    )
     if cfg.learn:
         if cfg.order == "summary_first":
             grad_state = state
@@ -324,8 +345,8 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
             )
         else:
             L = L0
-        active = jnp.all(class_counts(grad_state.summary) >= cfg.warmup)
-        lp = log_prior(grad_state.summary, cfg.prior_smoothing)
+        active = jnp.all(_rows_of(grad_state) >= cfg.warmup)
+        lp = log_prior(grad_state.summary, cfg.prior_smoothing, _rows_of(grad_state))
         bs = cfg.batch_size
         nb = xb.shape[0] // bs
         if bs == 1:  # row by row: the fused step (see `_sgd_rows`)
@@ -343,7 +364,9 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
                 yb,
                 pc=True,
             )
-            state = OnlineState(state.summary, state.cuts, weight, bias, opt_state, n_steps)
+            state = OnlineState(
+                state.summary, state.cuts, weight, bias, opt_state, n_steps, state.class_rows
+            )
             return state, out
 
         def sgd(carry, mb):
@@ -369,7 +392,9 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
         else:
             carry, _ = lax.scan(sgd, carry, mbs)
         weight, bias, opt_state, n_steps = carry
-        state = OnlineState(state.summary, state.cuts, weight, bias, opt_state, n_steps)
+        state = OnlineState(
+            state.summary, state.cuts, weight, bias, opt_state, n_steps, state.class_rows
+        )
     return state, out
 
 
@@ -585,7 +610,9 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
     count, mean, m2 = _welford_rows(state.summary, xb, yb, valid)
     mu, var, logvar, seen = _gaussian_params(count, mean, m2, cfg.var_smoothing)
     const, scale = -0.5 * (_LOG_2PI + logvar), 0.5 / var
-    nk = count.max(axis=2)  # (R + 1, c): class_counts of every state
+    rows0 = _rows_of(state)
+    inc = jax.nn.one_hot(yb, rows0.shape[0], dtype=rows0.dtype) * valid[:, None]  # (R, c)
+    nk = jnp.concatenate([rows0[None], rows0[None] + jnp.cumsum(inc, axis=0)])  # (R + 1, c)
     a = cfg.prior_smoothing
     den = nk.sum(axis=1, keepdims=True) + a * nk.shape[1]
     lps = jnp.log(nk + a) - jnp.log(den)
@@ -622,7 +649,7 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
     elif test:
         H0 = lps[before] + bias[None, :] + jnp.einsum("rki,ik->rk", L0, weight)
     out = (jnp.argmax(H0, axis=-1) == yb) if test else None
-    return OnlineState(summary, state.cuts, weight, bias, opt_state, n_steps), out
+    return OnlineState(summary, state.cuts, weight, bias, opt_state, n_steps, nk[-1]), out
 
 
 def _row_block(n_blocks: int) -> int:
@@ -941,7 +968,7 @@ class OnlineWeightedNB(BaseNB):
                 cuts = modl_second_level(self.state_.summary)
                 st = self.state_
                 self.state_ = OnlineState(
-                    st.summary, cuts, st.weight, st.bias, st.opt_state, st.n_steps
+                    st.summary, cuts, st.weight, st.bias, st.opt_state, st.n_steps, st.class_rows
                 )
                 self._next_refresh = self.n_seen_ + int(self.refresh_every)
         if test:
@@ -1026,7 +1053,8 @@ class OnlineWeightedNB(BaseNB):
     @property
     def class_log_prior_(self) -> np.ndarray:
         self._check_fitted()
-        return np.asarray(log_prior(self.state_.summary, float(self.prior_smoothing)))
+        st = self.state_
+        return np.asarray(log_prior(st.summary, float(self.prior_smoothing), _rows_of(st)))
 
 
 class OnlineNB(OnlineWeightedNB):

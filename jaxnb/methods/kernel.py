@@ -25,13 +25,22 @@ not O(m · n · r · c). Information is in nats.
 from __future__ import annotations
 
 import math
+import numbers
 
 import jax
 import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
+from .._checks import check_array_range
 from .._dtypes import float_dtype
 from .filters import jit_entry
+from .structure import (
+    _check_query_columns,
+    _class_deviations,
+    _eager_check,
+    _known,
+    _safe_sqrt,
+)
 
 __all__ = [
     "class_scales",
@@ -50,7 +59,41 @@ __all__ = [
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-@jit_entry("n_dims")
+def _check_positive(name, value, fix) -> None:
+    if _known(value):
+        check_array_range(name, value, low=0.0, low_open=True, fix=fix)
+
+
+def _check_static_int(name, value, low, allow_none=False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int{' or None' if allow_none else ''}; got "
+            f"{type(value).__name__} {value!r}"
+        )
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}; got {name}={value}")
+
+
+def _kernel_check(args) -> None:
+    """`jit_entry` hook of the kernel functions: the structure checks (``n_classes``, ``y``,
+    ``weight``, ``parent``) plus the smoothing arguments and static sizes; tracers skipped."""
+    _eager_check(args)
+    _check_positive("h", args.get("h"), "h is the smoothing factor (None: the normal rule)")
+    _check_positive(
+        "bandwidth", args.get("bandwidth"), "bandwidth holds kernel standard deviations"
+    )
+    _check_positive("n_samples", args.get("n_samples"), "n_samples is a (weighted) count")
+    if _known(args.get("min_bandwidth")):
+        check_array_range("min_bandwidth", args["min_bandwidth"], low=0.0)
+    if "n_dims" in args:
+        _check_static_int("n_dims", args["n_dims"], 1)
+    if "chunk_size" in args:
+        _check_static_int("chunk_size", args["chunk_size"], 1, allow_none=True)
+
+
+@jit_entry("n_dims", check=_kernel_check)
 def normal_rule_bandwidth(n_dims: int, n_samples) -> jax.Array:
     r"""Normal-reference smoothing h = (4 / ((m + 2) N))^{1/(m+4)} (Silverman 1986, Eq. 4.14).
 
@@ -80,14 +123,12 @@ def _prepare(values, y, n_classes, weight):
     return x, wy
 
 
-@jit_entry("n_classes")
+@jit_entry("n_classes", check=_kernel_check)
 def class_scales(values, y, n_classes: int, weight=None):
     r"""Per-class weighted count N_c (c,) and sample standard deviation s_{c,j} (c, r).
 
     s² = Σ_n w_n 1[y_n = c] (x_nj − x̄_cj)² / (N_c − 1) (frequency weights; N_c − 1 floored at 1).
     """
-    from .structure import _class_deviations, _safe_sqrt
-
     x, _ = _prepare(values, y, n_classes, weight)
     # deviations exactly 0 for a predictor constant within a class (no rounding-noise scale)
     _, wy, nc, _, dev = _class_deviations(x, y, n_classes, weight)
@@ -98,7 +139,7 @@ def class_scales(values, y, n_classes: int, weight=None):
 _REL_BANDWIDTH_FLOOR = 1e-9**0.5  # x the predictor's pooled sd: NaiveBayes's 1e-9 variance floor
 
 
-@jit_entry("n_classes", "n_dims")
+@jit_entry("n_classes", "n_dims", check=_kernel_check)
 def kde_bandwidths(
     values, y, n_classes: int, n_dims: int, weight=None, h=None, min_bandwidth: float = 0.0
 ):
@@ -113,8 +154,6 @@ def kde_bandwidths(
     class then scores it alike, whatever the query value, instead of a term that would swamp the
     other predictors.
     """
-    from .structure import _safe_sqrt
-
     nc, s = class_scales(values, y, n_classes, weight)
     hc = normal_rule_bandwidth(n_dims, jnp.maximum(nc, 1.0)) if h is None else jnp.asarray(h)
     hc = jnp.broadcast_to(jnp.asarray(hc, s.dtype), nc.shape)
@@ -157,7 +196,7 @@ def _log_weights(wy):
     return jnp.where(pos, jnp.log(jnp.where(pos, wy, 1.0)), -jnp.inf)
 
 
-@jit_entry("chunk_size")
+@jit_entry("chunk_size", check=_kernel_check)
 def kde_log_density(query, data, bandwidth, weight=None, chunk_size: int | None = 512) -> jax.Array:
     r"""log f(q) for a weighted Gaussian product-kernel KDE with kernel standard deviations
     `bandwidth`.
@@ -172,10 +211,19 @@ def kde_log_density(query, data, bandwidth, weight=None, chunk_size: int | None 
     """
     query = jnp.asarray(query)
     data = jnp.asarray(data)
+    if data.ndim != 2:
+        raise ValueError(f"data must be 2-D (N, d); got shape {data.shape}")
+    _check_query_columns("query", query, data.shape[1], "data")
     dtype = jnp.result_type(query.dtype, data.dtype, float_dtype())
     w = jnp.ones((data.shape[0],), dtype) if weight is None else jnp.asarray(weight, dtype)
+    if w.shape != (data.shape[0],):
+        raise ValueError(f"weight must have shape ({data.shape[0]},); got {w.shape}")
     log_w = _log_weights(w[:, None])[:, 0]
     bw = jnp.asarray(bandwidth, dtype)
+    if bw.shape not in ((), (data.shape[1],)):
+        raise ValueError(
+            f"bandwidth must be a scalar or have shape ({data.shape[1]},); got {bw.shape}"
+        )
 
     def chunk(qc):
         lk = jnp.sum(_log_kernel(qc.astype(dtype), data.astype(dtype), bw), axis=2)
@@ -184,7 +232,7 @@ def kde_log_density(query, data, bandwidth, weight=None, chunk_size: int | None 
     return _map_chunks(chunk, query, chunk_size) - jnp.log(jnp.sum(w))
 
 
-@jit_entry("n_classes", "chunk_size")
+@jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def flexible_nb_log_contributions(
     query, values, y, n_classes: int, weight=None, h=None, chunk_size: int | None = 256
 ) -> jax.Array:
@@ -204,6 +252,7 @@ def flexible_nb_log_contributions(
     log_w = _log_weights(wy)
     log_nc = jnp.log(nc)
     query = jnp.asarray(query, x.dtype)
+    _check_query_columns("query", query, x.shape[1])
 
     def chunk(qc):
         def one_class(bw_c, log_w_c, log_n_c):
@@ -220,7 +269,7 @@ def _log_prior(wy):
     return jnp.log(nc) - jnp.log(jnp.sum(nc))
 
 
-@jit_entry("n_classes", "chunk_size")
+@jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def flexible_nb_log_joint(query, values, y, n_classes: int, weight=None, h=None, chunk_size=256):
     r"""log P(C=j) + Σ_i log f̂(x_i | j), shape (m, c)."""
     _, wy = _prepare(values, y, n_classes, weight)
@@ -228,7 +277,7 @@ def flexible_nb_log_joint(query, values, y, n_classes: int, weight=None, h=None,
     return _log_prior(wy)[None, :] + jnp.sum(contrib, axis=1)
 
 
-@jit_entry("n_classes", "chunk_size")
+@jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def parzen_log_density(
     query, values, y, n_classes: int, weight=None, h=None, chunk_size: int | None = 256
 ) -> jax.Array:
@@ -242,6 +291,7 @@ def parzen_log_density(
     log_w = _log_weights(wy)
     log_nc = jnp.log(nc)
     query = jnp.asarray(query, x.dtype)
+    _check_query_columns("query", query, x.shape[1])
 
     def chunk(qc):
         def one_class(bw_c, log_w_c, log_n_c):
@@ -253,7 +303,7 @@ def parzen_log_density(
     return _map_chunks(chunk, query, chunk_size)
 
 
-@jit_entry("n_classes", "chunk_size")
+@jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def parzen_log_joint(query, values, y, n_classes: int, weight=None, h=None, chunk_size=256):
     r"""Parzen-window classifier log P(C=j) + log f̂(x | j), shape (m, c)."""
     _, wy = _prepare(values, y, n_classes, weight)
@@ -261,7 +311,7 @@ def parzen_log_joint(query, values, y, n_classes: int, weight=None, h=None, chun
     return _log_prior(wy)[None, :] + dens
 
 
-@jit_entry("n_classes", "chunk_size")
+@jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def flexible_tan_log_contributions(
     query,
     values,
@@ -298,6 +348,7 @@ def flexible_tan_log_contributions(
     has = parent >= 0
     par = jnp.clip(parent, 0)
     query = jnp.asarray(query, x.dtype)
+    _check_query_columns("query", query, x.shape[1])
 
     def chunk(qc):
         def one_class(bw1_c, bw2_c, log_w_c, log_n_c):
@@ -314,7 +365,7 @@ def flexible_tan_log_contributions(
     return _map_chunks(chunk, query, chunk_size)
 
 
-@jit_entry("n_classes", "chunk_size")
+@jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def flexible_tan_log_joint(
     query, values, y, parent, n_classes: int, weight=None, h=None, chunk_size=256
 ):
@@ -326,7 +377,7 @@ def flexible_tan_log_joint(
     return _log_prior(wy)[None, :] + jnp.sum(contrib, axis=1)
 
 
-@jit_entry("n_classes")
+@jit_entry("n_classes", check=_kernel_check)
 def kde_conditional_mutual_information(values, y, n_classes: int, weight=None, h=None) -> jax.Array:
     r"""Resubstitution KDE estimate of I(X_i, X_k | C) for all pairs (slides, flexible classifiers).
 

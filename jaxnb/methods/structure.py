@@ -28,6 +28,7 @@ References:
 from __future__ import annotations
 
 import math
+import numbers
 from typing import NamedTuple
 
 import equinox as eqx
@@ -35,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import check_array_range, concrete
 from .._dtypes import float_dtype
 from .filters import as_state_tuple, jit_entry
 
@@ -62,6 +64,149 @@ __all__ = [
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
+
+
+# --------------------------------------------------------------------------------------------------
+# eager input checks (NumPy, on concrete arguments only: tracers are skipped, so the functions keep
+# working inside a caller's jit / vmap / grad)
+# --------------------------------------------------------------------------------------------------
+def _known(value) -> bool:
+    """``value`` is given and holds no tracer (a list passed through a caller's jit arrives as a
+    list of tracers, so the leaves are tested)."""
+    return value is not None and concrete(*jax.tree_util.tree_leaves(value))
+
+
+def _n_columns(x):
+    """Number of columns of a 2-D array-like (tracers included), None otherwise."""
+    shape = np.shape(x)
+    return shape[1] if len(shape) == 2 else None
+
+
+def _check_n_classes(n_classes) -> None:
+    if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral):
+        raise TypeError(f"n_classes must be an int; got {type(n_classes).__name__} {n_classes!r}")
+    if n_classes < 1:
+        raise ValueError(f"n_classes must be >= 1; got n_classes={n_classes}")
+
+
+def _check_labels(name, y, n_classes) -> None:
+    """Concrete ``y``: whole-number class codes in [0, n_classes) (one-hot encoding drops any
+    other label silently)."""
+    if not _known(y):
+        return
+    a = np.asarray(y)
+    if a.dtype.kind not in "iub" and not (
+        a.dtype.kind == "f" and np.isfinite(a).all() and (a == np.round(a)).all()
+    ):
+        raise TypeError(
+            f"{name} must hold integer class codes 0..n_classes-1; got dtype {a.dtype} (encode "
+            "the labels first, e.g. np.unique(labels, return_inverse=True)[1])"
+        )
+    if a.size and (a.min() < 0 or a.max() >= n_classes):
+        raise ValueError(
+            f"{name} must hold class codes in [0, n_classes={n_classes}); got values in "
+            f"[{a.min()}, {a.max()}] (raise n_classes or re-encode the labels)"
+        )
+
+
+def _check_weight(name, weight) -> None:
+    """Concrete sample weights: numeric, finite, >= 0 and not all zero."""
+    if not _known(weight):
+        return
+    w = np.asarray(weight)
+    if w.dtype.kind not in "iubf":
+        raise TypeError(f"{name} must hold numeric sample weights; got dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if not np.isfinite(w).all() or (w < 0).any():
+        bad = w[~(np.isfinite(w) & (w >= 0))].ravel()[0]
+        raise ValueError(
+            f"{name} must be finite and >= 0 (0 drops a row); got {name} entry {float(bad)}"
+        )
+    if not w.sum() > 0:
+        raise ValueError(
+            f"{name} must have a positive sum; got all zeros (no row would be used: give at "
+            "least one row a positive weight)"
+        )
+
+
+def _check_parent(parent, p) -> None:
+    """Concrete parent array: integers in [-1, p) (-1 = root), no node its own parent."""
+    if p is None or not _known(parent):
+        return
+    a = np.asarray(parent)
+    if a.shape != (p,):
+        return  # the shape error comes from the function body
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"parent must hold integer node indices (-1 at roots); got dtype {a.dtype}")
+    bad = (a < -1) | (a >= p)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"parent entries must lie in [-1, {p}) (-1 marks a root); got parent[{i}]={a[i]}"
+        )
+    loop = a == np.arange(p)
+    if loop.any():
+        i = int(np.argmax(loop))
+        raise ValueError(
+            f"parent[{i}]={i}: a node cannot be its own parent; use -1 to make it a root"
+        )
+
+
+def _check_codes(name, codes, n_states) -> None:
+    """Concrete codes: integers below n_states[i] in column i; negative codes are missing (as in
+    `fit_stats`)."""
+    if not _known(codes):
+        return
+    a = np.asarray(codes)
+    if a.ndim != 2 or a.size == 0:
+        return  # the shape error (if any) comes from the function body
+    if a.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name} must hold integer codes in [0, n_states[i]) (negative = missing); got dtype "
+            f"{a.dtype}"
+        )
+    states = np.asarray(as_state_tuple(n_states, a.shape[1]))
+    over = a >= states[None, :]
+    if over.any():
+        i = int(np.flatnonzero(over.any(axis=0))[0])
+        top = int(a[:, i].max())
+        raise ValueError(
+            f"{name}[:, {i}] holds code {top} but n_states[{i}]={states[i]}; codes must lie in "
+            f"[0, n_states[i]) (negative = missing): raise n_states[{i}] to at least {top + 1}"
+        )
+
+
+def _check_nonnegative(name, value, fix) -> None:
+    if _known(value):
+        check_array_range(name, value, low=0.0, fix=fix)
+
+
+def _check_query_columns(name, x, n_columns, what="the training values") -> None:
+    """Static shape check (runs at trace time): ``x`` (m, n_columns)."""
+    if x.ndim != 2 or x.shape[1] != n_columns:
+        raise ValueError(
+            f"{name} must have {n_columns} columns (as {what}); got {name} of shape {x.shape}"
+        )
+
+
+def _eager_check(args) -> None:
+    """`jit_entry` hook of the structure and kernel functions: value checks of the concrete
+    arguments by name (``n_classes``, ``y``, ``weight``, ``parent``, ``codes``, ``alpha``,
+    ``var_floor``, ``ridge``) before jitting; tracers are skipped."""
+    n_classes = args.get("n_classes")
+    if "n_classes" in args:
+        _check_n_classes(n_classes)
+        _check_labels("y", args.get("y"), n_classes)
+    _check_weight("weight", args.get("weight"))
+    codes = args.get("codes")
+    if "parent" in args:
+        data = codes if codes is not None else args.get("values")
+        _check_parent(args["parent"], _n_columns(data))
+    if codes is not None and "n_states" in args:
+        _check_codes("codes", codes, args["n_states"])
+    _check_nonnegative("alpha", args.get("alpha"), "alpha is the Lidstone pseudo-count (>= 0)")
+    _check_nonnegative("var_floor", args.get("var_floor"), "var_floor is a variance (>= 0)")
+    _check_nonnegative("ridge", args.get("ridge"), "ridge is a relative ridge (>= 0)")
 
 
 def _weights_and_onehot(y, n, n_classes, weight, dtype):
@@ -107,7 +252,7 @@ def _class_deviations(values, y, n_classes, weight):
     return x, wy, nc, ref + off, dev
 
 
-@jit_entry("n_classes")
+@jit_entry("n_classes", check=_eager_check)
 def class_covariances(values, y, n_classes: int, weight=None):
     r"""Per-class weighted mean and MLE covariance of continuous predictors.
 
@@ -140,7 +285,7 @@ def _safe_sqrt(v):
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, v, 1.0)), 0.0)
 
 
-@jit_entry("n_classes")
+@jit_entry("n_classes", check=_eager_check)
 def conditional_mutual_information_gaussian(values, y, n_classes: int, weight=None) -> jax.Array:
     r"""I(X_i, X_j | C) for all pairs of class-conditionally Gaussian predictors (slides, Gaussian
     TAN).
@@ -169,7 +314,23 @@ def conditional_mutual_information_gaussian(values, y, n_classes: int, weight=No
 # --------------------------------------------------------------------------------------------------
 # Chow-Liu tree
 # --------------------------------------------------------------------------------------------------
-@jit_entry()
+def _tree_check(args) -> None:
+    """`jit_entry` hook of `maximum_spanning_tree`: a concrete ``root`` is an int node index in
+    [0, p)."""
+    root = args.get("root")
+    if not _known(root):
+        return
+    r = np.asarray(root)
+    if r.ndim != 0 or r.dtype.kind not in "iu":
+        raise TypeError(f"root must be an int node index; got {type(root).__name__} {root!r}")
+    shape = np.shape(args.get("weights"))
+    if len(shape) == 2 and shape[0] == shape[1] and not 0 <= int(r) < shape[0]:
+        raise ValueError(
+            f"root must be a node index in [0, p={shape[0]}) (a row of weights); got root={root!r}"
+        )
+
+
+@jit_entry(check=_tree_check)
 def maximum_spanning_tree(weights, root=0) -> jax.Array:
     r"""Maximum-weight spanning tree by Prim's algorithm, as a parent array rooted at `root`.
 
@@ -180,8 +341,8 @@ def maximum_spanning_tree(weights, root=0) -> jax.Array:
 
     Args:
       weights: (p, p) symmetric edge weights (diagonal ignored; -inf forbids an edge unless no other
-        edge can connect a node).
-      root: root node.
+        edge can connect a node); integer or bool weights are cast to the default float dtype.
+      root: root node in [0, p) (checked when concrete).
 
     Returns:
       int32 (p,) parent array: parent[root] = -1, parent[i] = the tree neighbour of i toward the
@@ -190,6 +351,8 @@ def maximum_spanning_tree(weights, root=0) -> jax.Array:
     w = jnp.asarray(weights)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
         raise ValueError(f"weights must be square (p, p); got shape {w.shape}")
+    if not jnp.issubdtype(w.dtype, jnp.floating):
+        w = w.astype(float_dtype())  # finfo below needs a float; -inf needs one too
     p = w.shape[0]
     root = jnp.asarray(root, jnp.int32)
     lowest = jnp.finfo(w.dtype).min  # outside nodes with only -inf edges still beat tree nodes
@@ -242,7 +405,7 @@ class GaussianTANParams(eqx.Module):
     parent: jax.Array  # (p,) int32
 
 
-@jit_entry("n_classes")
+@jit_entry("n_classes", check=_eager_check)
 def fit_gaussian_tan(
     values, y, parent, n_classes: int, weight=None, var_floor: float = 1e-9
 ) -> GaussianTANParams:
@@ -296,6 +459,7 @@ def gaussian_tan_log_contributions(params: GaussianTANParams, values) -> jax.Arr
     r"""L[r, i, j] = log N(x_ri; intercept[j,i] + slope[j,i] x_r,π(i), var[j,i]), shape (n, p,
     c)."""
     x = jnp.asarray(values)
+    _check_query_columns("values", x, params.intercept.shape[1])
     par = jnp.clip(params.parent, 0)
     loc = params.intercept[None, :, :] + params.slope[None, :, :] * x[:, par][:, None, :]  # (n,c,p)
     var = params.var[None, :, :]
@@ -339,7 +503,7 @@ def _lidstone(counts, valid, alpha, n_valid):
     return jnp.where(valid, jnp.log(jnp.where(valid, prob, 1.0)), -jnp.inf)
 
 
-@jit_entry("n_states", "n_classes")
+@jit_entry("n_states", "n_classes", check=_eager_check)
 def fit_discrete_tan(
     codes, y, parent, n_states, n_classes: int, weight=None, alpha: float = 1.0
 ) -> DiscreteTANParams:
@@ -351,7 +515,7 @@ def fit_discrete_tan(
     All CPTs come from one contraction `einsum('nia,nib,nc->iabc')`.
 
     Args:
-      codes: int (n, q), -1 = missing; y: int (n,); parent: int (q,) with -1 at roots.
+      codes: int (n, q), negative = missing; y: int (n,); parent: int (q,) with -1 at roots.
       n_states: static int or tuple; n_classes: static c; weight: optional (n,); alpha: >= 0.
     """
     codes = jnp.asarray(codes)
@@ -387,7 +551,16 @@ def fit_discrete_tan(
     )
 
 
-@jit_entry()
+def _discrete_query_check(args) -> None:
+    """`jit_entry` hook of the discrete TAN scorers: concrete query codes below
+    ``params.n_states``."""
+    params = args.get("params")
+    codes = args.get("codes")
+    if isinstance(params, DiscreteTANParams) and _n_columns(codes) == len(params.n_states):
+        _check_codes("codes", codes, params.n_states)
+
+
+@jit_entry(check=_discrete_query_check)
 def discrete_tan_log_contributions(params: DiscreteTANParams, codes) -> jax.Array:
     r"""L[r, i, j] = log P(x_ri | x_r,π(i), j), shape (n, q, c).
 
@@ -396,6 +569,7 @@ def discrete_tan_log_contributions(params: DiscreteTANParams, codes) -> jax.Arra
     of the tree); impute upstream if that matters.
     """
     codes = jnp.asarray(codes)
+    _check_query_columns("codes", codes, len(params.n_states), "the training codes")
     q = codes.shape[1]
     has = params.parent >= 0
     a = jnp.clip(codes, 0)
@@ -408,7 +582,7 @@ def discrete_tan_log_contributions(params: DiscreteTANParams, codes) -> jax.Arra
     return jnp.where((codes >= 0)[:, :, None], term, 0.0)
 
 
-@jit_entry()
+@jit_entry(check=_discrete_query_check)
 def discrete_tan_log_joint(params: DiscreteTANParams, codes) -> jax.Array:
     r"""log P(C=j) + Σ_i log P(x_i | x_π(i), j), shape (n, c)."""
     return params.log_prior[None, :] + jnp.sum(
@@ -427,7 +601,7 @@ class GaussianJointParams(eqx.Module):
     cov: jax.Array
 
 
-@jit_entry("n_classes")
+@jit_entry("n_classes", check=_eager_check)
 def fit_gaussian_joint(
     values, y, n_classes: int, weight=None, ridge: float = 1e-9
 ) -> GaussianJointParams:
@@ -474,6 +648,7 @@ def group_log_density(params: GaussianJointParams, groups, values) -> jax.Array:
     p = params.mean.shape[1]
     if groups.shape != (p,):
         raise ValueError(f"groups must have shape ({p},); got {groups.shape}")
+    _check_query_columns("values", x, p)
     inc = groups >= 0
     same = (groups[:, None] == groups[None, :]) & inc[:, None] & inc[None, :]
     eye = jnp.eye(p, dtype=params.cov.dtype)
@@ -574,7 +749,10 @@ def _best_candidate(err, loss, tie):
     return int(np.lexsort((np.arange(len(err)), key_loss, ~tied))[0])
 
 
-def _check_split(train_values, train_y, val_values, val_y, n_classes):
+def _check_split(
+    train_values, train_y, val_values, val_y, n_classes, train_weight=None, val_weight=None
+):
+    _check_n_classes(n_classes)
     tv, vv = np.asarray(train_values), np.asarray(val_values)
     if tv.ndim != 2 or vv.ndim != 2 or tv.shape[1] != vv.shape[1]:
         raise ValueError(
@@ -585,8 +763,12 @@ def _check_split(train_values, train_y, val_values, val_y, n_classes):
         yy = np.asarray(yy)
         if yy.shape != (xx.shape[0],):
             raise ValueError(f"{name} must have shape ({xx.shape[0]},); got {yy.shape}")
-        if yy.size and (yy.min() < 0 or yy.max() >= n_classes):
-            raise ValueError(f"{name} must hold class codes in [0, {n_classes}); fix the encoding")
+        _check_labels(name, yy, n_classes)
+    for name, ww, xx in (("train_weight", train_weight, tv), ("val_weight", val_weight, vv)):
+        if ww is not None and np.shape(ww) != (xx.shape[0],):
+            raise ValueError(f"{name} must have shape ({xx.shape[0]},); got {np.shape(ww)}")
+        # an all-zero val_weight made every validation error 0 / 0 = NaN
+        _check_weight(name, ww)
     if not np.all(np.isfinite(tv)) or not np.all(np.isfinite(vv)):
         raise ValueError(
             "train_values and val_values must be finite (no NaN) for semi-naive search"
@@ -628,7 +810,7 @@ def forward_sequential_selection_joining(
     Returns:
       `SemiNaiveSearchResult`.
     """
-    _check_split(train_values, train_y, val_values, val_y, n_classes)
+    _check_split(train_values, train_y, val_values, val_y, n_classes, train_weight, val_weight)
     params = fit_gaussian_joint(train_values, train_y, n_classes, train_weight, ridge)
     score_many = _make_scorer(params, val_values, val_y, n_classes, val_weight)
     p = np.asarray(train_values).shape[1]
@@ -683,7 +865,7 @@ def backward_condensed_search(
 
     Args and returns as in `forward_sequential_selection_joining`.
     """
-    _check_split(train_values, train_y, val_values, val_y, n_classes)
+    _check_split(train_values, train_y, val_values, val_y, n_classes, train_weight, val_weight)
     params = fit_gaussian_joint(train_values, train_y, n_classes, train_weight, ridge)
     score_many = _make_scorer(params, val_values, val_y, n_classes, val_weight)
     p = np.asarray(train_values).shape[1]

@@ -92,7 +92,14 @@ FSNB = {"epsilon": [0.025], "patience": [6]}
 GL_N, GL_RATIO = 20, 1e-3
 # the estimator's grid (group_lasso.penalty_grid) as fractions of lambda_max: identical penalties
 GL_FRACTIONS = np.asarray(penalty_fractions(GL_N, GL_RATIO))
-GL_OPTIONS = {"relative": True, "adaptive": True, "alpha": 1.0, "tol": 1e-7, "max_steps": 2000}
+GL_OPTIONS = {  # test rows scored at the AIC choice only (the protocol)
+    "relative": True,
+    "adaptive": True,
+    "alpha": 1.0,
+    "tol": 1e-7,
+    "max_steps": 2000,
+    "test_at": "aic",
+}
 SNB = {"alpha": [1.0]}
 SNB_OPTIONS = {"direction": "forward", "criterion": "error"}
 WNB = {"alpha": [1.0]}
@@ -244,7 +251,8 @@ def main(argv=None):
             bad = check_identical(res, loop, [m], tol)
             for b in bad[:5]:
                 print("   mismatch:", b)
-            err = float(res[m].arrays["test_error"].mean(axis=(0, 2, 3)).min())
+            # NaN where a method scores the test rows at its selected point only
+            err = float(np.nanmin(np.nanmean(res[m].arrays["test_error"], axis=(0, 2, 3))))
             q = per[m]
             q["sweep"] += t_sweep
             q["sweep_cold"] += t_cold

@@ -210,6 +210,31 @@ def test_group_lasso_train_aic_equals_estimator_path_aic(table1):
         np.testing.assert_allclose(
             arr["test_error"][d, h, 0, 0], np.mean(m.predict(Xt) != yt), rtol=0, atol=1e-12
         )
+        np.testing.assert_array_equal(arr["aic_selected"][d, :, 0, 0], np.arange(GL_N) == h)
+
+
+def test_group_lasso_test_rows_at_the_aic_choice_only(table1):
+    """test_at='aic': the test metrics of the AIC-selected penalty equal those of the full
+    scoring; every other penalty's are NaN; the training-side columns are unchanged."""
+    data, ns = table1
+    grid = {"group_lasso": {"penalty": GL_FRACTIONS}}
+    _, full = sweep_methods(data, grid, n_states=ns, options={"group_lasso": GL_OPTIONS})
+    _, sel = sweep_methods(
+        data, grid, n_states=ns, options={"group_lasso": dict(GL_OPTIONS, test_at="aic")}
+    )
+    a, b = full["group_lasso"].arrays, sel["group_lasso"].arrays
+    chosen = a["aic_selected"]
+    np.testing.assert_array_equal(b["aic_selected"], chosen)
+    assert chosen.sum(axis=1).max() == chosen.sum(axis=1).min() == 1
+    for k in ("test_error", "test_log_loss"):
+        np.testing.assert_allclose(b[k][chosen], a[k][chosen], rtol=1e-12)
+        assert np.isnan(b[k][~chosen]).all()
+    for k in ("train_error", "train_aic", "n_active"):
+        np.testing.assert_array_equal(b[k], a[k])
+    with pytest.raises(ValueError, match="test_at"):
+        sweep_methods(
+            data, grid, n_states=ns, options={"group_lasso": dict(GL_OPTIONS, test_at="best")}
+        )
 
 
 @pytest.mark.parametrize(

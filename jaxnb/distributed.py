@@ -66,6 +66,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from . import likelihood as lk
+from ._checks import check_array_range, concrete
 from ._dtypes import float_dtype
 from .methods import group_lasso as gl
 from .params import NBParams, fit_mle
@@ -170,7 +171,15 @@ def pad_rows(codes, values, y, weight=None, *, multiple: int, n_rows: int | None
 
 
 def _check_rows(codes, values, y, weight, n_states, n_classes, check_values):
-    n_states = tuple(int(m) for m in n_states)
+    """Shapes always (also of tracers); with ``check_values``, the dtypes of codes and labels
+    (static, so tracers too) and, for inputs this process can read (not tracers, not other
+    processes' rows), the values by exactly `jaxnb.methods.nb.fit_stats`' rules
+    (`_check_stats_inputs`): integer codes below n_states (every negative code = missing),
+    integer labels in [0, n_classes), no inf values, finite weights >= 0. Returns the static
+    ``n_states`` tuple."""
+    from .methods.nb import _check_stats_inputs, _static_n_states
+
+    n_states = _static_n_states(n_states)
     if codes.ndim != 2 or values.ndim != 2 or y.ndim != 1:
         raise ValueError(
             f"codes (n, q), values (n, r) and y (n,) must be 2-D, 2-D and 1-D; got "
@@ -188,32 +197,42 @@ def _check_rows(codes, values, y, weight, n_states, n_classes, check_values):
             f"codes has {codes.shape[1]} columns but n_states has {len(n_states)} "
             f"entries; pass one state count per discrete column"
         )
-    if not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
         raise ValueError(f"n_classes must be an int >= 2; got {n_classes=}")
     if not check_values:
         return n_states
-    c_np, y_np = np.asarray(codes), np.asarray(y)
-    if len(n_states) and n:
-        hi = np.asarray(n_states)[None, :]
-        if ((c_np >= hi) | (c_np < -1)).any():
-            raise ValueError(
-                f"codes must lie in [0, n_states) (or -1 for missing); got values in "
-                f"[{c_np.min()}, {c_np.max()}] for {n_states=}"
-            )
+    # dtypes are static: checked for tracers too (a float label or code is truncated or dropped)
+    if codes.size and not jnp.issubdtype(codes.dtype, jnp.integer):
+        raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
+    if not jnp.issubdtype(y.dtype, jnp.integer):
+        raise ValueError(
+            f"y must hold class codes in [0, {n_classes}) as integers; got dtype {y.dtype}"
+        )
+    if not _addressable(codes, values, y, weight):
+        return n_states
+    y_np = np.asarray(y)
     if n and (y_np.min() < 0 or y_np.max() >= n_classes):
         raise ValueError(
             f"y must hold class codes in [0, {n_classes}); got values in "
             f"[{y_np.min()}, {y_np.max()}]"
         )
-    if weight is not None:
-        w = np.asarray(weight)
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("weight must be finite and non-negative")
+    _check_stats_inputs(codes, values, y, weight, n_states, int(n_classes))
     return n_states
 
 
+def _as_rows(*arrays):
+    """NumPy arrays for anything that is not a ``jax.Array`` (lists, scalars...); ``None`` and
+    JAX arrays (tracers included) pass through."""
+    return tuple(a if a is None or isinstance(a, jax.Array) else np.asarray(a) for a in arrays)
+
+
 def _addressable(*arrays) -> bool:
-    return all(not isinstance(a, jax.Array) or a.is_fully_addressable for a in arrays)
+    """Every array concrete and readable by this process (tracers are not)."""
+    return all(
+        not isinstance(a, jax.Array)
+        or (not isinstance(a, jax.core.Tracer) and a.is_fully_addressable)
+        for a in arrays
+    )
 
 
 def shard_rows(codes, values, y, weight=None, *, mesh: Mesh):
@@ -227,13 +246,21 @@ def shard_rows(codes, values, y, weight=None, *, mesh: Mesh):
     """
     d = mesh.devices.size
     dtype = float_dtype()
-    codes = np.asarray(codes, np.int32)
+    codes = _int32_codes(np.asarray(codes))
     values = np.asarray(values, dtype)
     y = np.asarray(y, np.int32)
     weight = None if weight is None else np.asarray(weight, dtype)
     arrs = pad_rows(codes, values, y, weight, multiple=d)
     sh = row_sharding(mesh)
     return tuple(jax.device_put(a, sh) for a in arrs)
+
+
+def _int32_codes(codes):
+    """int32 codes with every negative (missing) code mapped to -1 first: a large negative int64
+    code would otherwise wrap around to a valid state."""
+    if codes.dtype.kind in "iu":
+        codes = np.where(codes < 0, -1, codes)
+    return codes.astype(np.int32)
 
 
 def shard_process_local_rows(
@@ -255,7 +282,7 @@ def shard_process_local_rows(
     local_devices = [dv for dv in mesh.devices.flat if dv.process_index == jax.process_index()]
     ld = max(len(local_devices), 1)
     dtype = float_dtype()
-    codes = np.asarray(codes, np.int32)
+    codes = _int32_codes(np.asarray(codes))
     values = np.asarray(values, dtype)
     y = np.asarray(y, np.int32)
     weight = None if weight is None else np.asarray(weight, dtype)
@@ -273,7 +300,9 @@ def shard_process_local_rows(
 
 
 def _check_and_place(codes, values, y, weight, n_states, n_classes, mesh, check_input):
-    """Validate the rows (values only where this process can read them) and shard them."""
+    """Validate the rows (values only where this process can read them: not tracers, not other
+    processes' rows) and shard them."""
+    codes, values, y, weight = _as_rows(codes, values, y, weight)
     n_states = _check_rows(
         codes,
         values,
@@ -281,25 +310,69 @@ def _check_and_place(codes, values, y, weight, n_states, n_classes, mesh, check_
         weight,
         n_states,
         n_classes,
-        check_input and _addressable(codes, values, y, weight),
+        check_input,
     )
     return n_states, _place(codes, values, y, weight, mesh)
 
 
 def _place(codes, values, y, weight, mesh):
-    """Use already-sharded global arrays as they are; pad and place anything else."""
+    """Use already-sharded global arrays as they are; pad and place anything else.
+
+    Under an outer ``jax.jit`` (traced rows) the rows are padded with ``jnp`` (row count and device
+    count are static) and handed to the sharded program as they are; ``shard_map`` splits them."""
     d = mesh.devices.size
-    if all(isinstance(a, jax.Array) for a in (codes, values, y, weight)) and (
-        codes.shape[0] % d == 0
-    ):
-        return codes, values, y, weight
-    if not _addressable(codes, values, y, weight):
+    arrays = (codes, values, y, weight)
+    if not concrete(*arrays):
+        return _pad_traced(codes, values, y, weight, d)
+    if all(isinstance(a, jax.Array) for a in arrays) and (codes.shape[0] % d == 0):
+        return arrays
+    if not _addressable(*arrays):
         raise ValueError(
             "global (multi-process) arrays must have a row count divisible by the "
             "device count and a weight array; build them with "
             "shard_process_local_rows"
         )
     return shard_rows(codes, values, y, weight, mesh=mesh)
+
+
+def _pad_traced(codes, values, y, weight, d):
+    """`shard_rows`' casts and weight-0 padding in ``jnp`` (for traced rows, inside ``jit``)."""
+    dtype = float_dtype()
+    codes = jnp.asarray(codes)
+    if jnp.issubdtype(codes.dtype, jnp.integer):
+        codes = jnp.where(codes < 0, -1, codes)
+    codes = codes.astype(jnp.int32)
+    values = jnp.asarray(values, dtype)
+    y = jnp.asarray(y).astype(jnp.int32)
+    n = codes.shape[0]
+    weight = jnp.ones((n,), dtype) if weight is None else jnp.asarray(weight, dtype)
+    extra = -n % d
+    if extra:
+        pad = lambda a: jnp.concatenate([a, jnp.zeros((extra,) + a.shape[1:], a.dtype)])
+        codes, values, y, weight = pad(codes), pad(values), pad(y), pad(weight)
+    return codes, values, y, weight
+
+
+def _check_smoothing(alpha, var_smoothing):
+    """Concrete Lidstone pseudo-count and variance floor: finite and >= 0 (tracers skipped).
+    `jaxnb.params.fit_mle` checks them too, but inside a jitted program it only sees tracers."""
+    if concrete(alpha):
+        check_array_range("alpha", alpha, 0.0, fix="it is a Lidstone pseudo-count")
+    if concrete(var_smoothing):
+        check_array_range("var_smoothing", var_smoothing, 0.0, fix="it is a variance floor")
+
+
+def _check_wnb_args(alpha, var_smoothing, l2, max_steps, tol):
+    """Eager checks of the weighted-NB hyper-parameters (tracers skipped)."""
+    _check_smoothing(alpha, var_smoothing)
+    if concrete(l2):
+        check_array_range(
+            "l2", l2, 0.0, fix="it is a ridge strength (> 0 keeps the optimum unique)"
+        )
+    if concrete(tol):
+        check_array_range("tol", tol, 0.0, fix="it is a tolerance on the gradient norm")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 0:
+        raise ValueError(f"max_steps must be an int >= 0; got max_steps={max_steps!r}")
 
 
 # -------------------------------------------------------------------------- sufficient stats
@@ -424,7 +497,11 @@ def fit_nb_sharded(
     block_size=None,
     check_input=True,
 ) -> NBParams:
-    """Naive Bayes Ω⁽¹⁾ (`jaxnb.params.fit_mle`) from `fit_stats_sharded`; replicated result."""
+    """Naive Bayes Ω⁽¹⁾ (`jaxnb.params.fit_mle`) from `fit_stats_sharded`; replicated result.
+
+    ``alpha`` (Lidstone pseudo-count) and ``var_smoothing`` (variance floor) must be finite and
+    >= 0 (checked when concrete)."""
+    _check_smoothing(alpha, var_smoothing)
     stats = fit_stats_sharded(
         codes,
         values,
@@ -628,6 +705,7 @@ def fit_wnb(
     """
     from .methods.nb import fit_stats
 
+    _check_wnb_args(alpha, var_smoothing, l2, max_steps, tol)
     dtype = float_dtype()
     n_states = _check_rows(
         np.asarray(codes),
@@ -713,6 +791,7 @@ def fit_wnb_sharded(
     Returns:
       (`WNBParams`, `WNBInfo`), replicated.
     """
+    _check_wnb_args(alpha, var_smoothing, l2, max_steps, tol)
     n_states, (codes, values, y, weight) = _check_and_place(
         codes, values, y, weight, n_states, n_classes, mesh, check_input
     )

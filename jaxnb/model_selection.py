@@ -45,16 +45,54 @@ def aic(log_post, y, d, weight=None):
 
     Args:
       log_post: (n, c) log posterior.
-      y: (n,) int class codes.
+      y: (n,) int class codes in [0, c).
       d: degrees of freedom (`degrees_of_freedom`).
-      weight: optional (n,) row weights.
+      weight: optional (n,) row weights, finite and >= 0 with a positive sum.
+
+    Shapes are always checked; concrete ``y`` and ``weight`` values are checked eagerly (skipped
+    for tracers, inside a caller's ``jit``/``vmap``): an index outside [0, c) would wrap around
+    or give NaN, and a zero total weight N gives NaN.
     """
-    if weight is not None and concrete(weight):
-        check_array_range("weight", weight, 0.0)
+    _check_aic_inputs(log_post, y, weight)
     w = jnp.ones(y.shape, log_post.dtype) if weight is None else jnp.asarray(weight, log_post.dtype)
     true = jnp.take_along_axis(log_post, y[:, None], axis=-1)[:, 0]
     N = w.sum()
     return -2.0 * (w * true).sum() / N + 2.0 * d / N
+
+
+def _check_aic_inputs(log_post, y, weight):
+    """Shapes of ``log_post`` (n, c), ``y`` (n,) and ``weight`` (n,); values of concrete ones."""
+    shape = np.shape(log_post)
+    if len(shape) != 2:
+        raise ValueError(f"log_post must have shape (n, c); got {shape}")
+    n, c = shape
+    if np.shape(y) != (n,):
+        raise ValueError(f"y must have shape (n,) = ({n},) like log_post's rows; got {np.shape(y)}")
+    if concrete(y):
+        yy = np.asarray(y)
+        if yy.dtype.kind not in "iu" or (yy.size and (yy.min() < 0 or yy.max() >= c)):
+            raise ValueError(
+                f"y must hold integer class codes in [0, c={c}) (c = log_post.shape[-1]); got "
+                f"dtype {yy.dtype}"
+                + (
+                    f", range [{yy.min()}, {yy.max()}]"
+                    if yy.size and yy.dtype.kind in "iufb"
+                    else ""
+                )
+            )
+    if weight is None:
+        return
+    if np.shape(weight) != (n,):
+        raise ValueError(
+            f"weight must have shape (n,) = ({n},), one weight per row; got {np.shape(weight)}"
+        )
+    if concrete(weight):
+        check_array_range("weight", weight, 0.0)
+        if n and not np.asarray(weight, np.float64).sum() > 0:
+            raise ValueError(
+                "weight must have a positive sum (N = sum of the weights divides the AIC); got "
+                "all-zero weights"
+            )
 
 
 def fold_weights(folds, n_folds: int, dtype=None):
@@ -77,7 +115,11 @@ def _check_n_folds(n_folds, minimum):
 
 
 def _kfold_check(args):
-    """`jit_entry` hook of `kfold_stats`: concrete fold indices in [0, n_folds)."""
+    """`jit_entry` hook of `kfold_stats` (and `fold_weights`): concrete fold indices in
+    [0, n_folds); for `kfold_stats`, ``folds`` of shape (n,) and the rows checked as
+    `jaxnb.methods.nb.fit_stats` checks them (integer codes < n_states, integer labels in
+    [0, n_classes), no inf values, finite weights >= 0), since the one-hot indicators would
+    otherwise drop a label >= n_classes or a code >= n_states silently. Tracers are skipped."""
     folds, n_folds = args.get("folds"), args.get("n_folds")
     _check_n_folds(n_folds, minimum=1)
     if concrete(folds):
@@ -87,6 +129,20 @@ def _kfold_check(args):
                 f"folds must hold int fold indices in [0, n_folds={n_folds}); got values in "
                 f"[{f.min() if f.size else None}, {f.max() if f.size else None}]"
             )
+    if "codes" not in args:  # fold_weights: folds only
+        return
+    from .methods.nb import _check_stats_inputs, _static_n_states
+
+    n_states = _static_n_states(args.get("n_states"))
+    y = args.get("y")
+    if np.ndim(y) == 1 and np.shape(folds) != np.shape(y):
+        raise ValueError(
+            f"folds must have shape (n,) = {np.shape(y)}, one fold index per row; got "
+            f"{np.shape(folds)}"
+        )
+    rows = (args.get("codes"), args.get("values"), y, args.get("weight"))
+    if concrete(*rows):
+        _check_stats_inputs(*rows, n_states, args.get("n_classes"))
 
 
 @jit_entry("n_states", "n_classes", "n_folds", check=_kfold_check)
@@ -185,7 +241,7 @@ def stratified_folds(y, n_folds: int = 5, seed: int = 0, arg_name: str = "n_fold
       arg_name: the caller's name for ``n_folds`` (e.g. an estimator's ``cv``), used in the error
         messages.
     """
-    y = np.asarray(y)
+    y = _check_split_labels(y)
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise ValueError(f"{arg_name} must be an int >= 2; got {arg_name}={n_folds!r}")
     if n_folds > y.shape[0]:
@@ -205,6 +261,45 @@ def stratified_folds(y, n_folds: int = 5, seed: int = 0, arg_name: str = "n_fold
     return folds
 
 
+def _check_split_labels(y) -> np.ndarray:
+    """``y`` as a 1-D NumPy array (an (n, 1) column is flattened) of defined labels. NaN, None
+    and NaT compare unequal to themselves, so they belong to no class group (`stratified_folds`
+    left their fold index uninitialised, `validation_split` never put them in the validation
+    part): they raise, naming ``y``."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:  # a column of labels
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D array of labels (n,); got shape {y.shape}")
+    if y.dtype.kind in "fc":
+        bad = np.isnan(y)
+    elif y.dtype.kind in "mM":
+        bad = np.isnat(y)
+    elif y.dtype.kind == "O":
+        bad = np.fromiter((_undefined_label(v) for v in y), bool, y.size)
+    else:
+        return y
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(
+            f"y holds missing labels (NaN / None) at rows {rows[:5].tolist()}"
+            f"{' ...' if rows.size > 5 else ''} ({rows.size} in all); drop those rows or give "
+            "them a label first"
+        )
+    return y
+
+
+def _undefined_label(v) -> bool:
+    """None, NaN, NaT (unequal to themselves) or pandas.NA (whose comparisons give NA)."""
+    if v is None or type(v).__name__ == "NAType":
+        return True
+    try:
+        unequal = v != v
+    except Exception:  # a label type without comparisons: defined
+        return False
+    return isinstance(unequal, bool | np.bool_) and bool(unequal)
+
+
 def validation_split(
     y,
     fraction: float = 0.5,
@@ -218,7 +313,7 @@ def validation_split(
     (keeping class proportions): ``fraction=0.5``. ``arg_name`` is the caller's name for
     ``fraction`` (e.g. an estimator's ``validation_fraction``), used in the error messages.
     """
-    y = np.asarray(y)
+    y = _check_split_labels(y)
     if not (
         isinstance(fraction, (float, int, np.floating, np.integer))
         and not isinstance(fraction, bool)

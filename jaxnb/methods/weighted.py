@@ -45,9 +45,10 @@ import numpy as np
 import optax
 from jax import lax
 
-from .._checks import check_array_range, concrete
+from .._checks import check_array_range, concrete, jit_entry
 from .._dtypes import float_dtype
 from ..suffstats import state_segments
+from . import filters
 from .filters import equal_frequency_codes
 
 __all__ = [
@@ -100,7 +101,21 @@ def ferreira_weights_from_counts(counts, class_weight, n_states, state_weighting
     return jnp.sqrt(jax.ops.segment_sum(sq, seg, num_segments=q))
 
 
-@partial(jax.jit, static_argnames=("n_states", "n_classes", "n_bins", "state_weighting"))
+def _ferreira_check(args) -> None:
+    """`jit_entry` hook of `ferreira_weights`: the checks of the filters' information measures
+    (`jaxnb.methods.filters._eager_check`: concrete codes whole numbers in [0, n_states[i]) with
+    -1 = missing, labels in [0, n_classes), weights finite and >= 0; tracers skipped) plus the
+    row counts of ``values`` and ``weight`` (a (1,) weight would broadcast over every row)."""
+    codes, values, weight = args.get("codes"), args.get("values"), args.get("weight")
+    n = np.shape(codes)[0] if np.ndim(codes) == 2 else None
+    if n is not None and (np.ndim(values) != 2 or np.shape(values)[0] != n):
+        raise ValueError(f"values must have shape (n, r) = ({n}, r); got {np.shape(values)}")
+    if n is not None and weight is not None and np.shape(weight) != (n,):
+        raise ValueError(f"weight must have shape (n,) = ({n},); got {np.shape(weight)}")
+    filters._eager_check(args)
+
+
+@jit_entry("n_states", "n_classes", "n_bins", "state_weighting", check=_ferreira_check)
 def ferreira_weights(
     codes, values, y, weight=None, *, n_states, n_classes, n_bins=5, state_weighting="uniform"
 ):
@@ -111,16 +126,23 @@ def ferreira_weights(
     one-hot contraction gives the counts of all predictors at once.
 
     Args:
-      codes: (n, q) int codes (−1 = missing); values: (n, r) floats (NaN = missing).
-      y: (n,) int class codes; weight: optional (n,) sample weights (0/1 for folds).
-      n_states, n_classes: static shapes; n_bins: static number of bins for continuous predictors.
+      codes: (n, q) int codes in [0, n_states[i]) (−1 = missing); values: (n, r) floats
+        (NaN = missing).
+      y: (n,) int class codes in [0, n_classes); weight: optional (n,) sample weights, finite and
+        >= 0 (0/1 for folds).
+      n_states: static int (shared) or one int per discrete column; n_classes: static;
+        n_bins: static number of bins for continuous predictors.
       state_weighting: see `ferreira_weights_from_counts`.
+
+    Concrete inputs are checked eagerly like the filters' information measures (a code or label
+    out of range or a negative weight raises instead of being dropped); tracers are skipped.
     """
     if int(n_bins) < 2:
         raise ValueError(f"n_bins must be >= 2 (bins of the continuous predictors); got {n_bins}")
+    n_states = filters.as_state_tuple(n_states, codes.shape[1])
     dtype = jnp.result_type(values.dtype, float_dtype())
     n = y.shape[0]
-    w = jnp.ones((n,), dtype) if weight is None else weight.astype(dtype)
+    w = jnp.ones((n,), dtype) if weight is None else jnp.asarray(weight).astype(dtype)
     if values.shape[1]:
         bins = equal_frequency_codes(values, n_bins, w)
         all_codes = jnp.concatenate([codes.astype(jnp.int32), bins], axis=1)
@@ -224,9 +246,45 @@ def fit_gradient_weights(
             check_array_range(name, value, 0.0, low_open=name == "learning_rate")
     if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
         raise ValueError(f"max_steps must be an int >= 1; got {max_steps!r}")
+    _check_gradient_rows(L, y, weight)
     return _fit_gradient_jit(
         L, y, log_prior, weight, l2, learning_rate, tol, solver=solver, max_steps=int(max_steps)
     )
+
+
+def _check_gradient_rows(L, y, weight) -> None:
+    """Shapes of ``L`` (n, p, c), ``y`` and ``weight`` (n,); concrete labels integers in [0, c)
+    (``take_along_axis`` would clamp one outside) and concrete weights finite, >= 0, with a
+    positive sum (the log-loss divides by it). Tracers are skipped."""
+    shape = np.shape(L)
+    if len(shape) != 3:
+        raise ValueError(f"L must have shape (n, p, c); got {shape}")
+    n, _, c = shape
+    if np.shape(y) != (n,):
+        raise ValueError(f"y must have shape (n,) = ({n},) like L's rows; got {np.shape(y)}")
+    if concrete(y):
+        yy = np.asarray(y)
+        if yy.dtype.kind not in "iu" or (yy.size and (yy.min() < 0 or yy.max() >= c)):
+            raise ValueError(
+                f"y must hold integer class codes in [0, c={c}) (c = L.shape[-1]); got dtype "
+                f"{yy.dtype}"
+                + (
+                    f", range [{yy.min()}, {yy.max()}]"
+                    if yy.size and yy.dtype.kind in "iufb"
+                    else ""
+                )
+            )
+    if weight is None:
+        return
+    if np.shape(weight) != (n,):
+        raise ValueError(f"weight must have shape (n,) = ({n},); got {np.shape(weight)}")
+    if concrete(weight):
+        check_array_range("weight", weight, 0.0, fix="sample weights are finite and >= 0")
+        if n and not np.asarray(weight, np.float64).sum() > 0:
+            raise ValueError(
+                "weight must have a positive sum (the log-loss is divided by it); got all-zero "
+                "weights"
+            )
 
 
 @partial(jax.jit, static_argnames=("solver", "max_steps"))

@@ -113,6 +113,37 @@ def _check_scores(scores, values):
     raise undefined_scores_error(rows, scores.dtype, detail=detail)
 
 
+def _as_mesh(mesh):
+    """The estimators' ``mesh`` option: None (one device), an int (that many devices, a 1-D
+    `jaxnb.distributed.make_mesh`) or a 1-D `jax.sharding.Mesh`; None for a single device."""
+    if mesh is None:
+        return None
+    from jax.sharding import Mesh
+
+    if isinstance(mesh, Mesh):
+        if len(mesh.axis_names) != 1:
+            raise ValueError(
+                f"mesh must be 1-D (rows are split over one axis); got axes {mesh.axis_names} "
+                "(use jaxnb.distributed.make_mesh)"
+            )
+        return mesh if mesh.devices.size > 1 else None
+    if isinstance(mesh, bool) or not isinstance(mesh, numbers.Integral):
+        raise TypeError(
+            f"mesh must be None, a number of devices or a jax.sharding.Mesh; got {mesh!r}"
+        )
+    if not 1 <= int(mesh) <= jax.device_count():
+        raise ValueError(
+            f"mesh (a number of devices) must lie in [1, {jax.device_count()}], the devices "
+            f"available; got mesh={mesh} (on CPU, more devices: set "
+            "XLA_FLAGS=--xla_force_host_platform_device_count=N before JAX starts)"
+        )
+    if int(mesh) == 1:
+        return None
+    from .distributed import make_mesh
+
+    return make_mesh(int(mesh))
+
+
 def _fitted_names(obj) -> list[str]:
     """Instance attributes that hold fitted state (scikit-learn's trailing-underscore names)."""
     return [k for k in vars(obj) if k.endswith("_") and not k.startswith("_")]
@@ -263,8 +294,26 @@ class BaseNB:
         rows = tuple(_pad_rows(a, m, repeat_first=True) for a in (codes, values, y_enc))
         return rows + tuple(_pad_rows(np.asarray(w), m) for w in weights)
 
-    def _stats(self, codes, values, y, w):
-        """Sufficient statistics of encoded rows (after `_validate_fit`) with weights ``w``."""
+    def _stats(self, codes, values, y, w, block_size=None):
+        """Sufficient statistics of encoded rows (after `_validate_fit`) with weights ``w``: one
+        pass over the rows, data-parallel over the devices of the ``mesh`` option when the
+        estimator has one (`jaxnb.distributed.fit_stats_sharded`: the same statistics up to
+        round-off)."""
+        mesh = _as_mesh(getattr(self, "mesh", None))
+        if mesh is not None:
+            from .distributed import fit_stats_sharded
+
+            return fit_stats_sharded(
+                np.asarray(codes),
+                np.asarray(values),
+                np.asarray(y),
+                np.asarray(w),
+                n_states=self.n_states_,
+                n_classes=len(self.classes_),
+                mesh=mesh,
+                block_size=block_size,
+                check_input=False,  # encoded and validated by _validate_fit
+            )
         return fit_stats(
             jnp.asarray(codes),
             jnp.asarray(values),
@@ -272,6 +321,7 @@ class BaseNB:
             jnp.asarray(w),
             n_states=self.n_states_,
             n_classes=len(self.classes_),
+            block_size=block_size,
             check_input=False,  # encoded and validated by _validate_fit
         )
 
@@ -379,6 +429,11 @@ class NaiveBayes(BaseNB):
       missing: "error" (default) or "ignore": NaN / None / code -1 drop that predictor's term.
       unseen: "error" (default) or "ignore": an unseen category at predict time drops its term.
       block_size: rows per block of the scanned accumulation of statistics (None: automatic).
+      mesh: None (one device), a number of devices or a 1-D `jax.sharding.Mesh`
+        (`jaxnb.distributed.make_mesh`): the pass over the rows (``fit`` and ``partial_fit``)
+        runs data-parallel, each device summing its share of the rows and a ``psum`` merging
+        them; the model equals the single-device one up to round-off (docs/SCALING.md; on CPU
+        the devices come from ``XLA_FLAGS=--xla_force_host_platform_device_count``).
 
     Attributes:
       classes_: class labels; params_: fitted `NBParams`; stats_: `SuffStats` (merged by
@@ -395,6 +450,7 @@ class NaiveBayes(BaseNB):
         missing="error",
         unseen="error",
         block_size=None,
+        mesh=None,
     ):
         self.discrete = discrete
         self.n_states = n_states
@@ -404,6 +460,7 @@ class NaiveBayes(BaseNB):
         self.missing = missing
         self.unseen = unseen
         self.block_size = block_size
+        self.mesh = mesh
 
     def _check_hyper(self):
         for name in ("alpha", "var_smoothing"):
@@ -421,6 +478,7 @@ class NaiveBayes(BaseNB):
             or self.block_size < 1
         ):
             raise ValueError(f"block_size must be None or a positive int; got {self.block_size!r}")
+        _as_mesh(self.mesh)
 
     def _check_priors(self, c):
         if self.priors is None:
@@ -467,16 +525,19 @@ class NaiveBayes(BaseNB):
         # sets of nearby sizes (CV folds, learning curves) share one compiled program.
         fc, fv, fy, fw = self._pad_training(codes, values, y_enc, w)
         m = fc.shape[0]
-        self.stats_ = fit_stats(
-            _device(fc),
-            _device(fv),
-            _device(fy),
-            _device(fw),
-            n_states=self.n_states_,
-            n_classes=len(self.classes_),
-            block_size=self._block(m, sum(self.n_states_)),
-            check_input=False,  # encoded and validated already
-        )
+        if _as_mesh(self.mesh) is None:
+            self.stats_ = fit_stats(
+                _device(fc),
+                _device(fv),
+                _device(fy),
+                _device(fw),
+                n_states=self.n_states_,
+                n_classes=len(self.classes_),
+                block_size=self._block(m, sum(self.n_states_)),
+                check_input=False,  # encoded and validated already
+            )
+        else:
+            self.stats_ = self._stats(fc, fv, fy, fw, self._block(m, sum(self.n_states_)))
         self._set_params_from_stats()
         self._keep_sample(codes, values)
         self.fit_time_ = time.perf_counter() - t0
@@ -609,15 +670,12 @@ class NaiveBayes(BaseNB):
                     f"labels with classes=[...] on the first partial_fit call"
                 ) from e
         w = check_sample_weight(sample_weight, codes.shape[0], dtype=float_dtype())
-        batch = fit_stats(
-            jnp.asarray(codes),
-            jnp.asarray(values),
-            jnp.asarray(idx, jnp.int32),
-            jnp.asarray(w),
-            n_states=self.n_states_,
-            n_classes=len(self.classes_),
-            block_size=self._block(codes.shape[0], sum(self.n_states_)),
-            check_input=False,  # encoded and validated already
+        batch = self._stats(
+            codes,
+            values,
+            np.asarray(idx, np.int32),
+            w,
+            self._block(codes.shape[0], sum(self.n_states_)),
         )
         self.stats_ = batch if prev is None else _merge(prev, batch)
         self._set_params_from_stats()

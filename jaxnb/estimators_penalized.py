@@ -27,7 +27,7 @@ from ._checks import check_bool as _check_bool
 from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
-from .estimators import _PAD_MAX_ROWS, BaseNB
+from .estimators import _PAD_MAX_ROWS, BaseNB, _as_mesh
 from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
@@ -206,6 +206,10 @@ class GroupLassoNB(BaseNB):
         it is below it (float32: ~1e-6), so the defaults converge (``path_["converged"]``) in
         float32 and float64 alike; FISTA typically takes 20-100 iterations per grid point.
       discrete, n_states, missing, unseen: column handling as in `NaiveBayes`.
+      mesh: None, a number of devices or a 1-D mesh, as in `NaiveBayes`: the pass over the rows
+        that accumulates the statistics runs data-parallel; the path itself is solved on the
+        statistics (the group-lasso objective is a function of them), the AIC / CV scoring of the
+        rows on one device.
 
     Attributes:
       params_: `NBParams` of the selected model; penalty_: selected λ; support_: (p,) bool, not
@@ -233,6 +237,7 @@ class GroupLassoNB(BaseNB):
         n_states=None,
         missing="error",
         unseen="error",
+        mesh=None,
     ):
         self.adaptive = adaptive
         self.penalty = penalty
@@ -251,10 +256,12 @@ class GroupLassoNB(BaseNB):
         self.n_states = n_states
         self.missing = missing
         self.unseen = unseen
+        self.mesh = mesh
 
     def _check_hyper(self):
         _check_int("random_state", self.random_state, 0, allow_none=True)
         _check_bool("adaptive", self.adaptive)
+        _as_mesh(self.mesh)
         if self.penalty is not None:
             _check_real("penalty", self.penalty, 0.0)
         _check_int("n_penalties", self.n_penalties, 2)

@@ -379,6 +379,7 @@ def test_get_params_and_set_params():
         "missing": "error",
         "unseen": "error",
         "block_size": None,
+        "mesh": None,
     }
     X, y = _importance_data()
     before = m.fit(X, y).predict_log_proba(X)

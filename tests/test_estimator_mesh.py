@@ -1,0 +1,85 @@
+"""The estimators' ``mesh`` option: the pass over the rows runs data-parallel over a device mesh
+and the model equals the single-device one (the suite runs with 4 forced CPU devices)."""
+
+import jax
+import numpy as np
+import pytest
+
+import jaxnb.distributed as jd
+from jaxnb import NaiveBayes
+from jaxnb.estimators_penalized import GroupLassoNB
+
+MULTI = pytest.mark.skipif(
+    jax.device_count() < 4,
+    reason="needs 4 devices; run with XLA_FLAGS=--xla_force_host_platform_device_count=4",
+)
+
+
+def _data(n=1003, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = np.column_stack(
+        [rng.normal(size=n) + y, rng.integers(0, 4, n), 2 * rng.normal(size=n) - y]
+    )
+    return X, y, rng.uniform(0.5, 2.0, n)
+
+
+def _params_close(a, b, tol=1e-10):
+    for k in ("cpt", "mean", "std", "log_prior"):
+        np.testing.assert_allclose(
+            np.asarray(getattr(a, k)), np.asarray(getattr(b, k)), rtol=tol, atol=tol
+        )
+
+
+@MULTI
+@pytest.mark.parametrize("mesh", [4, 2, "mesh3"])
+def test_naive_bayes_on_a_mesh_equals_one_device(mesh):
+    X, y, w = _data()  # 1003 rows: not a multiple of the device count (weight-0 padding)
+    mesh = jd.make_mesh(3) if mesh == "mesh3" else mesh
+    ref = NaiveBayes(discrete=[1]).fit(X, y, sample_weight=w)
+    got = NaiveBayes(discrete=[1], mesh=mesh).fit(X, y, sample_weight=w)
+    _params_close(got.params_, ref.params_)
+    np.testing.assert_array_equal(got.predict(X), ref.predict(X))
+
+
+@MULTI
+def test_naive_bayes_partial_fit_on_a_mesh():
+    X, y, _ = _data()
+    m = NaiveBayes(discrete=[1], mesh=4)
+    m.partial_fit(X[:500], y[:500], classes=[0, 1, 2])
+    m.partial_fit(X[500:], y[500:])
+    ref = NaiveBayes(discrete=[1]).fit(X, y)
+    np.testing.assert_allclose(m.predict_log_proba(X), ref.predict_log_proba(X), atol=1e-10)
+
+
+@MULTI
+def test_group_lasso_on_a_mesh_gives_the_same_path():
+    X, y, _ = _data(600, seed=1)
+    ref = GroupLassoNB(discrete=[1]).fit(X, y)
+    got = GroupLassoNB(discrete=[1], mesh=4).fit(X, y)
+    np.testing.assert_array_equal(got.path_["n_active"], ref.path_["n_active"])
+    np.testing.assert_allclose(got.path_["aic"], ref.path_["aic"], rtol=1e-9)
+    assert got.selected_index_ == ref.selected_index_
+
+
+@pytest.mark.parametrize(
+    "mesh, err, match",
+    [
+        (0, ValueError, r"mesh \(a number of devices\) must lie in \[1, "),
+        (10**6, ValueError, "must lie in"),
+        (2.0, TypeError, "mesh must be None, a number of devices or a jax.sharding.Mesh"),
+        (True, TypeError, "mesh must be None"),
+    ],
+)
+def test_bad_mesh_values_are_refused_before_fitting(mesh, err, match):
+    X, y, _ = _data(50)
+    for est in (NaiveBayes(mesh=mesh), GroupLassoNB(mesh=mesh)):
+        with pytest.raises(err, match=match):
+            est.fit(X, y)
+
+
+def test_a_single_device_mesh_is_the_plain_fit():
+    X, y, _ = _data(200)
+    a = NaiveBayes(discrete=[1]).fit(X, y)
+    b = NaiveBayes(discrete=[1], mesh=1).fit(X, y)
+    _params_close(a.params_, b.params_, tol=0)

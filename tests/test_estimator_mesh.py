@@ -18,9 +18,7 @@ MULTI = pytest.mark.skipif(
 def _data(n=1003, seed=0):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, n)
-    X = np.column_stack(
-        [rng.normal(size=n) + y, rng.integers(0, 4, n), 2 * rng.normal(size=n) - y]
-    )
+    X = np.column_stack([rng.normal(size=n) + y, rng.integers(0, 4, n), 2 * rng.normal(size=n) - y])
     return X, y, rng.uniform(0.5, 2.0, n)
 
 

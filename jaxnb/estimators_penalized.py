@@ -605,6 +605,11 @@ class WeightedNB(BaseNB):
       l2, solver, learning_rate, max_steps, tol: gradient training (see
         `jaxnb.methods.weighted.fit_gradient_weights`).
       discrete, n_states, missing, unseen: as in `NaiveBayes`.
+      mesh: None, a number of devices or a 1-D mesh, as in `NaiveBayes`: the statistics pass
+        runs data-parallel, and with ``scheme="gradient"`` so does the training: the rows of the
+        log-contributions are split over the devices (`jax.sharding.NamedSharding`) and XLA
+        partitions the loss, its gradient and their sums (the same optimum up to round-off). The
+        Ferreira weights (equal-frequency bins: a sort over all rows) stay on one device.
 
     Attributes:
       weights_: (p,) (ferreira) or (p, c) (gradient), user column order; bias_: (c,) (gradient);
@@ -627,6 +632,7 @@ class WeightedNB(BaseNB):
         n_states=None,
         missing="error",
         unseen="error",
+        mesh=None,
     ):
         self.scheme = scheme
         self.alpha = alpha
@@ -643,9 +649,11 @@ class WeightedNB(BaseNB):
         self.n_states = n_states
         self.missing = missing
         self.unseen = unseen
+        self.mesh = mesh
 
     def _check_hyper(self):
         _check_choice("scheme", self.scheme, ("ferreira", "gradient"))
+        _as_mesh(self.mesh)
         _check_real("alpha", self.alpha, 0.0)
         _check_real("var_smoothing", self.var_smoothing, 0.0)
         _check_int("n_bins", self.n_bins, 2)
@@ -684,6 +692,9 @@ class WeightedNB(BaseNB):
             self._b = None
         else:
             L = _log_contrib(self.params_, cd, vl)
+            mesh = _as_mesh(self.mesh)
+            if mesh is not None:  # rows split over the devices; XLA partitions the loss
+                L, yy, ww = _row_sharded(mesh, L, yy, ww)
             prm, info = wt.fit_gradient_weights(
                 L,
                 yy,
@@ -711,6 +722,22 @@ class WeightedNB(BaseNB):
 
     def _log_joint_scores(self, codes, values):
         return _log_joint(self.params_, codes, values, self._w, self._b)
+
+
+def _row_sharded(mesh, *arrays):
+    """``arrays`` (rows first) padded with zero rows to a multiple of the mesh's devices and
+    placed split by rows (`jaxnb.distributed.row_sharding`); the padding must carry weight 0."""
+    from .distributed import row_sharding
+
+    d = mesh.devices.size
+    extra = -arrays[0].shape[0] % d
+    out = []
+    for a in arrays:
+        a = jnp.asarray(a)
+        if extra:
+            a = jnp.concatenate([a, jnp.zeros((extra,) + a.shape[1:], a.dtype)])
+        out.append(jax.device_put(a, row_sharding(mesh)))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------

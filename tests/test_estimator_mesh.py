@@ -7,7 +7,7 @@ import pytest
 
 import jaxnb.distributed as jd
 from jaxnb import NaiveBayes
-from jaxnb.estimators_penalized import GroupLassoNB
+from jaxnb.estimators_penalized import GroupLassoNB, WeightedNB
 
 MULTI = pytest.mark.skipif(
     jax.device_count() < 4,
@@ -71,7 +71,7 @@ def test_group_lasso_on_a_mesh_gives_the_same_path():
 )
 def test_bad_mesh_values_are_refused_before_fitting(mesh, err, match):
     X, y, _ = _data(50)
-    for est in (NaiveBayes(mesh=mesh), GroupLassoNB(mesh=mesh)):
+    for est in (NaiveBayes(mesh=mesh), GroupLassoNB(mesh=mesh), WeightedNB(mesh=mesh)):
         with pytest.raises(err, match=match):
             est.fit(X, y)
 
@@ -81,3 +81,19 @@ def test_a_single_device_mesh_is_the_plain_fit():
     a = NaiveBayes(discrete=[1]).fit(X, y)
     b = NaiveBayes(discrete=[1], mesh=1).fit(X, y)
     _params_close(a.params_, b.params_, tol=0)
+
+
+@MULTI
+@pytest.mark.parametrize("scheme", ["gradient", "ferreira"])
+def test_weighted_nb_on_a_mesh_reaches_the_same_weights(scheme):
+    X, y, w = _data(1001, seed=2)
+    # a tight gradient tolerance: both runs stop near the same optimum (at the default 1e-6 the
+    # iterates, rounded differently on 4 devices, stop ~4e-5 apart, both within tolerance)
+    kw = dict(scheme=scheme, discrete=[1], tol=1e-10, max_steps=2000)
+    ref = WeightedNB(**kw).fit(X, y, sample_weight=w)
+    got = WeightedNB(**kw, mesh=4).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(got.weights_, ref.weights_, rtol=1e-6, atol=1e-6)
+    if scheme == "gradient":
+        assert got.converged_
+        np.testing.assert_allclose(got.bias_, ref.bias_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got.predict_proba(X), ref.predict_proba(X), atol=1e-6)

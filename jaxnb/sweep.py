@@ -163,7 +163,8 @@ def available_sweep_methods() -> list[str]:
 
 
 def _wmean(x, w):
-    return jnp.sum(x * w) / jnp.sum(w)
+    # rows of weight 0 add 0 even where x is infinite (a fold's held-out rows under alpha = 0)
+    return jnp.sum(jnp.where(w > 0, x * w, 0.0)) / jnp.sum(w)
 
 
 def evaluate_scores(prefix: str, scores, y, weight):
@@ -304,7 +305,8 @@ def _group_lasso_fit_eval(
     res = jax.vmap(one)(path.params, path.active)
     res["converged"] = path.info.converged
     # path order = decreasing penalty: the first minimum is the estimator's AIC choice
-    sel = jnp.argmin(res["train_aic"])
+    aic = res["train_aic"]
+    sel = jnp.argmin(jnp.where(jnp.isfinite(aic), aic, jnp.inf))  # as the estimator: finite
     res["aic_selected"] = jnp.arange(res["train_aic"].shape[0]) == sel
     if test_at != "all" and "codes_test" in d:
         nb = nb_at(jax.tree.map(lambda a: a[sel], path.params))

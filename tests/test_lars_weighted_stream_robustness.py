@@ -157,3 +157,53 @@ def test_online_class_prior_counts_rows_whatever_values_they_miss(summary):
         np.testing.assert_allclose(o.predict_log_proba(X), ref, atol=1e-9)
     w = OnlineWeightedNB(summary=summary, prior_smoothing=0.0, batch_size=8).fit(X, y)
     np.testing.assert_allclose(w.class_log_prior_, np.log(np.bincount(y) / n), rtol=1e-12)
+
+
+def test_online_state_without_row_counts_still_runs():
+    """A state built with the six fields of earlier versions (class_rows None) made the scan's
+    carry change structure."""
+    from jaxnb.stream.online import OnlineState, class_counts, run_stream
+
+    X = np.random.default_rng(0).normal(size=(16, 2))
+    y = np.arange(16) % 2
+    m = OnlineWeightedNB(warmup=0).fit(X, y)
+    s = m.state_
+    st = OnlineState(s.summary, s.cuts, s.weight, s.bias, s.opt_state, s.n_steps)
+    out, _ = run_stream(
+        m._cfg,
+        st,
+        jnp.asarray(X.reshape(16, 1, 2)),
+        jnp.asarray(y.reshape(16, 1)),
+        jnp.ones((16, 1), bool),
+    )
+    expect = np.asarray(class_counts(s.summary)) + np.bincount(y, minlength=2)
+    np.testing.assert_allclose(np.asarray(out.class_rows), expect)
+
+
+def test_sweep_group_lasso_aic_choice_is_finite_with_alpha_zero_folds():
+    """Held-out rows of weight 0 made the fold's training log loss 0 * (-inf) = NaN under
+    alpha = 0, and the AIC choice picked the first NaN; the estimator picks a finite point."""
+    from jaxnb.datasets import make_table1_batch
+    from jaxnb.estimators_penalized import GroupLassoNB
+    from jaxnb.methods.group_lasso import penalty_fractions
+    from jaxnb.sweep import fold_ids, sweep_methods
+
+    data, ns = make_table1_batch(jax.random.PRNGKey(1), "DR", n_datasets=1)
+    data = {k: np.asarray(v) for k, v in data.items()}
+    opts = {"relative": True, "adaptive": True, "alpha": 0.0, "max_steps": 50, "test_at": "aic"}
+    grid = {"group_lasso": {"penalty": np.asarray(penalty_fractions(8, 1e-3))}}
+    _, r = sweep_methods(data, grid, n_states=ns, folds=2, options={"group_lasso": opts})
+    arr = r["group_lasso"].arrays
+    assert np.isfinite(arr["train_aic"][0, :, 0, 0]).all()
+    X, y = data["codes_train"][0], data["y_train"][0]
+    tr = fold_ids(0, len(y), 2) != 0
+    est = GroupLassoNB(
+        alpha=0.0,
+        n_penalties=8,
+        penalty_ratio=1e-3,
+        selection="aic",
+        discrete="all",
+        n_states=list(ns),
+        max_steps=50,
+    ).fit(X[tr], y[tr])
+    assert int(np.argmax(arr["aic_selected"][0, :, 0, 0])) == est.selected_index_

@@ -243,8 +243,13 @@ def _class_deviations(values, y, n_classes, weight):
     wy = _weights_and_onehot(y, x.shape[0], n_classes, weight, dtype)
     nc = jnp.sum(wy, axis=0)
     safe = jnp.where(nc > 0, nc, 1.0)
-    member = wy > 0  # (n, c)
-    first = jnp.argmax(member, axis=0)  # (c,) first row of each class (0 when empty)
+    # membership by label (a zero-weight row stays in the graph: its gradient keeps the x - mu
+    # term); its value only enters multiplied by its weight, so a non-finite value there is
+    # replaced (no 0 * inf)
+    member = jax.nn.one_hot(jnp.asarray(y), n_classes, dtype=dtype) > 0  # (n, c)
+    used = (jnp.sum(wy, axis=1) > 0)[:, None]
+    x = jnp.where(used | jnp.isfinite(x), x, 0.0)
+    first = jnp.argmax(wy > 0, axis=0)  # (c,) first row of positive weight (0 when none)
     ref = jnp.where((nc > 0)[:, None], x[first], 0.0)  # (c, p)
     d0 = jnp.where(member[:, :, None], x[:, None, :] - ref[None], 0.0)  # (n, c, p)
     off = jnp.einsum("nc,ncp->cp", wy, d0) / safe[:, None]
@@ -736,8 +741,12 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
         return np.asarray(err)[:s], np.asarray(loss)[:s]
 
     # errors closer than this are equal: the weighted sum of the wrong rows rounds differently
-    # depending on which rows are wrong (58 wrong rows gave 0.58 and 0.5800000000000001)
-    score_many.tie = 4.0 * max(x.shape[0], 1) * float(jnp.finfo(dtype).eps)
+    # depending on which rows are wrong (58 wrong rows gave 0.58 and 0.5800000000000001). The
+    # margin stays below half the weight of one row, so a one-row improvement is never a tie
+    wn = np.asarray(w, np.float64)
+    pos = wn[wn > 0]
+    rounding = 4.0 * max(pos.size, 1) * float(jnp.finfo(dtype).eps)
+    score_many.tie = min(rounding, 0.5 * float(pos.min())) if pos.size else rounding
     return score_many
 
 

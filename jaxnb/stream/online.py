@@ -665,6 +665,16 @@ def run_stream(cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool
     first predicted with the state at its block start (prequential, test-then-train) and the
     per-row correctness `(n_blocks, B)` is returned (padded rows: False)."""
     nb, chunk, p = X.shape
+    if state.class_rows is None:  # a state built without row counts: the summary's counts
+        state = OnlineState(
+            state.summary,
+            state.cuts,
+            state.weight,
+            state.bias,
+            state.opt_state,
+            state.n_steps,
+            class_counts(state.summary),
+        )
     if isinstance(state.summary, GaussianSummary) and chunk == 1 and cfg.batch_size == 1:
         r = _row_block(nb)
         step = lambda s, b: _gaussian_rows(cfg, s, b, test=test)

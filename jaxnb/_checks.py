@@ -21,6 +21,7 @@ __all__ = [
     "check_bool",
     "concrete",
     "check_array_range",
+    "check_scored_rows",
     "jit_entry",
 ]
 
@@ -97,6 +98,37 @@ def check_array_range(name, value, low=None, high=None, fix="", low_open=False):
             f"{name} must be finite and within {rng}; got {a[bad].ravel()[0]!r}"
             + (f"; {fix}" if fix else "")
         )
+
+
+def check_scored_rows(name, scores, y, weight, divides) -> None:
+    """Rows scored per class: ``scores`` (n, ..., c), ``y`` and ``weight`` (n,) (shapes always);
+    concrete labels integers in [0, c) (``take_along_axis`` would clamp one outside) and concrete
+    weights finite, >= 0, with a positive sum (``divides``: what that sum divides). Tracers are
+    skipped."""
+    shape = np.shape(scores)
+    n, c = shape[0], shape[-1]
+    if np.shape(y) != (n,):
+        raise ValueError(f"y must have shape (n,) = ({n},) like {name}'s rows; got {np.shape(y)}")
+    if concrete(y):
+        yy = np.asarray(y)
+        if yy.dtype.kind not in "iu" or (yy.size and (yy.min() < 0 or yy.max() >= c)):
+            rng = f", range [{yy.min()}, {yy.max()}]" if yy.size and yy.dtype.kind in "iufb" else ""
+            raise ValueError(
+                f"y must hold integer class codes in [0, c={c}) (c = {name}.shape[-1]); got "
+                f"dtype {yy.dtype}{rng}"
+            )
+    if weight is None:
+        return
+    if np.shape(weight) != (n,):
+        raise ValueError(
+            f"weight must have shape (n,) = ({n},), one weight per row; got {np.shape(weight)}"
+        )
+    if concrete(weight):
+        check_array_range("weight", weight, 0.0, fix="sample weights are finite and >= 0")
+        if n and not np.asarray(weight, np.float64).sum() > 0:
+            raise ValueError(
+                f"weight must have a positive sum ({divides}); got all-zero weights"
+            )
 
 
 def jit_entry(*static_argnames: str, check: Callable | None = None):

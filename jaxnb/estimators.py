@@ -299,31 +299,19 @@ class BaseNB:
         pass over the rows, data-parallel over the devices of the ``mesh`` option when the
         estimator has one (`jaxnb.distributed.fit_stats_sharded`: the same statistics up to
         round-off)."""
-        mesh = _as_mesh(getattr(self, "mesh", None))
-        if mesh is not None:
-            from .distributed import fit_stats_sharded
-
-            return fit_stats_sharded(
-                np.asarray(codes),
-                np.asarray(values),
-                np.asarray(y),
-                np.asarray(w),
-                n_states=self.n_states_,
-                n_classes=len(self.classes_),
-                mesh=mesh,
-                block_size=block_size,
-                check_input=False,  # encoded and validated by _validate_fit
-            )
-        return fit_stats(
-            jnp.asarray(codes),
-            jnp.asarray(values),
-            jnp.asarray(y),
-            jnp.asarray(w),
+        kw = dict(
             n_states=self.n_states_,
             n_classes=len(self.classes_),
             block_size=block_size,
             check_input=False,  # encoded and validated by _validate_fit
         )
+        mesh = _as_mesh(getattr(self, "mesh", None))
+        if mesh is not None:
+            from .distributed import fit_stats_sharded
+
+            rows = (np.asarray(a) for a in (codes, values, y, w))
+            return fit_stats_sharded(*rows, mesh=mesh, **kw)
+        return fit_stats(*(jnp.asarray(a) for a in (codes, values, y, w)), **kw)
 
     def _encode(self, X):
         self._check_fitted()

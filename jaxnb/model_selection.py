@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_array_range, concrete, jit_entry
+from ._checks import check_scored_rows, concrete, jit_entry
 from ._dtypes import float_dtype
 from .suffstats import SuffStats, accumulate, subtract
 
@@ -61,38 +61,10 @@ def aic(log_post, y, d, weight=None):
 
 
 def _check_aic_inputs(log_post, y, weight):
-    """Shapes of ``log_post`` (n, c), ``y`` (n,) and ``weight`` (n,); values of concrete ones."""
-    shape = np.shape(log_post)
-    if len(shape) != 2:
-        raise ValueError(f"log_post must have shape (n, c); got {shape}")
-    n, c = shape
-    if np.shape(y) != (n,):
-        raise ValueError(f"y must have shape (n,) = ({n},) like log_post's rows; got {np.shape(y)}")
-    if concrete(y):
-        yy = np.asarray(y)
-        if yy.dtype.kind not in "iu" or (yy.size and (yy.min() < 0 or yy.max() >= c)):
-            raise ValueError(
-                f"y must hold integer class codes in [0, c={c}) (c = log_post.shape[-1]); got "
-                f"dtype {yy.dtype}"
-                + (
-                    f", range [{yy.min()}, {yy.max()}]"
-                    if yy.size and yy.dtype.kind in "iufb"
-                    else ""
-                )
-            )
-    if weight is None:
-        return
-    if np.shape(weight) != (n,):
-        raise ValueError(
-            f"weight must have shape (n,) = ({n},), one weight per row; got {np.shape(weight)}"
-        )
-    if concrete(weight):
-        check_array_range("weight", weight, 0.0)
-        if n and not np.asarray(weight, np.float64).sum() > 0:
-            raise ValueError(
-                "weight must have a positive sum (N = sum of the weights divides the AIC); got "
-                "all-zero weights"
-            )
+    """``log_post`` (n, c), then `check_scored_rows` for ``y`` and ``weight``."""
+    if len(np.shape(log_post)) != 2:
+        raise ValueError(f"log_post must have shape (n, c); got {np.shape(log_post)}")
+    check_scored_rows("log_post", log_post, y, weight, "N = sum of the weights divides the AIC")
 
 
 def fold_weights(folds, n_folds: int, dtype=None):

@@ -45,7 +45,7 @@ import numpy as np
 import optax
 from jax import lax
 
-from .._checks import check_array_range, concrete, jit_entry
+from .._checks import check_array_range, check_scored_rows, concrete, jit_entry
 from .._dtypes import float_dtype
 from ..suffstats import state_segments
 from . import filters
@@ -253,38 +253,10 @@ def fit_gradient_weights(
 
 
 def _check_gradient_rows(L, y, weight) -> None:
-    """Shapes of ``L`` (n, p, c), ``y`` and ``weight`` (n,); concrete labels integers in [0, c)
-    (``take_along_axis`` would clamp one outside) and concrete weights finite, >= 0, with a
-    positive sum (the log-loss divides by it). Tracers are skipped."""
-    shape = np.shape(L)
-    if len(shape) != 3:
-        raise ValueError(f"L must have shape (n, p, c); got {shape}")
-    n, _, c = shape
-    if np.shape(y) != (n,):
-        raise ValueError(f"y must have shape (n,) = ({n},) like L's rows; got {np.shape(y)}")
-    if concrete(y):
-        yy = np.asarray(y)
-        if yy.dtype.kind not in "iu" or (yy.size and (yy.min() < 0 or yy.max() >= c)):
-            raise ValueError(
-                f"y must hold integer class codes in [0, c={c}) (c = L.shape[-1]); got dtype "
-                f"{yy.dtype}"
-                + (
-                    f", range [{yy.min()}, {yy.max()}]"
-                    if yy.size and yy.dtype.kind in "iufb"
-                    else ""
-                )
-            )
-    if weight is None:
-        return
-    if np.shape(weight) != (n,):
-        raise ValueError(f"weight must have shape (n,) = ({n},); got {np.shape(weight)}")
-    if concrete(weight):
-        check_array_range("weight", weight, 0.0, fix="sample weights are finite and >= 0")
-        if n and not np.asarray(weight, np.float64).sum() > 0:
-            raise ValueError(
-                "weight must have a positive sum (the log-loss is divided by it); got all-zero "
-                "weights"
-            )
+    """``L`` (n, p, c), then `check_scored_rows` for ``y`` and ``weight``."""
+    if len(np.shape(L)) != 3:
+        raise ValueError(f"L must have shape (n, p, c); got {np.shape(L)}")
+    check_scored_rows("L", L, y, weight, "the log-loss is divided by it")
 
 
 @partial(jax.jit, static_argnames=("solver", "max_steps"))

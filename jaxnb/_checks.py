@@ -126,9 +126,7 @@ def check_scored_rows(name, scores, y, weight, divides) -> None:
     if concrete(weight):
         check_array_range("weight", weight, 0.0, fix="sample weights are finite and >= 0")
         if n and not np.asarray(weight, np.float64).sum() > 0:
-            raise ValueError(
-                f"weight must have a positive sum ({divides}); got all-zero weights"
-            )
+            raise ValueError(f"weight must have a positive sum ({divides}); got all-zero weights")
 
 
 def jit_entry(*static_argnames: str, check: Callable | None = None):

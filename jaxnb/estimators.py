@@ -250,6 +250,21 @@ class BaseNB:
         tags.input_tags.categorical = True
         return tags
 
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        """Pickle state: the attributes, with a `jax.sharding.Mesh` ``mesh`` stored as its number
+        of devices (a mesh holds device handles, which do not pickle and mean nothing in another
+        process); the loaded estimator refits on that many devices of its own process."""
+        state = self.__dict__.copy()
+        from jax.sharding import Mesh
+
+        if isinstance(state.get("mesh"), Mesh):
+            state["mesh"] = int(state["mesh"].devices.size)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
     # ------------------------------------------------------------------ encoding
     def _make_encoder(self):
         return FeatureEncoder(

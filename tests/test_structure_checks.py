@@ -136,6 +136,26 @@ def test_parent_entries(data, name):
         f(x, y, codes, np.array([-1, 1, 1]))
     with pytest.raises(TypeError, match="parent must hold integer node indices"):
         f(x, y, codes, np.array([-1.0, 0.0, 1.0]))
+    # cycles: the conditionals would not multiply to a distribution
+    with pytest.raises(ValueError, match=r"parent forms a cycle \((\d -> ){3}\d,.*forest"):
+        f(x, y, codes, np.array([1, 2, 0]))
+    with pytest.raises(ValueError, match=r"parent forms a cycle \((1 -> 2 -> 1|2 -> 1 -> 2),"):
+        f(x, y, codes, np.array([-1, 2, 1]))
+    out = jax.tree.leaves(f(x, y, codes, np.array([-1, -1, 1])))  # a forest with two roots
+    assert out and all(np.isfinite(np.asarray(v, float)).all() for v in out)
+
+
+def test_parent_cycle_finder():
+    """Chains end at roots however long; a ring is reported whole, a cycle reached through a
+    tail is reported without the tail."""
+    p = 1000
+    chain = np.arange(-1, p - 1)
+    assert S._parent_cycle(chain) == []
+    ring = np.roll(np.arange(p), -1)  # i -> i + 1 (mod p)
+    assert sorted(S._parent_cycle(ring)) == list(range(p))
+    tail = np.array([-1, 3, 1, 2, 3])  # 4 -> 3 -> 2 -> 1 -> 3
+    assert sorted(S._parent_cycle(tail)) == [1, 2, 3]
+    assert S._parent_cycle(np.array([-1])) == []
 
 
 # --------------------------------------------------------------------------------------------------

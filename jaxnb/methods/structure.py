@@ -150,6 +150,33 @@ def _check_parent(parent, p) -> None:
         raise ValueError(
             f"parent[{i}]={i}: a node cannot be its own parent; use -1 to make it a root"
         )
+    cycle = _parent_cycle(a)
+    if cycle:
+        path = " -> ".join(str(i) for i in cycle + cycle[:1])
+        raise ValueError(
+            f"parent forms a cycle ({path}, following parent[i]): the product of the "
+            "conditionals is then not a distribution; a parent array must describe a forest "
+            "(every chain of parents ends at a -1 root), e.g. one from `maximum_spanning_tree`"
+        )
+
+
+def _parent_cycle(a: np.ndarray) -> list:
+    """The nodes of one cycle of the parent graph (empty when every chain ends at a root).
+    Pointer doubling: after k rounds ``jump[i]`` is the 2^k-th ancestor (p = past the root)."""
+    p = a.shape[0]
+    jump = np.append(np.where(a < 0, p, a), p)
+    for _ in range(max(p, 1).bit_length() + 1):
+        jump = jump[jump]
+    stuck = np.flatnonzero(jump[:p] < p)
+    if stuck.size == 0:
+        return []
+    node = int(jump[stuck[0]])  # at least 2^k >= p steps up: on the cycle
+    cycle = [node]
+    nxt = int(a[node])
+    while nxt != node:
+        cycle.append(nxt)
+        nxt = int(a[nxt])
+    return cycle
 
 
 def _check_codes(name, codes, n_states) -> None:

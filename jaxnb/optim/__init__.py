@@ -1,4 +1,5 @@
-"""Projections, proximal operators and proximal-gradient solvers (pure JAX, pytree-friendly)."""
+"""Projections, proximal operators and proximal-gradient solvers (pure JAX, pytree-friendly),
+and `NamedOptimizer` (an optax optimizer that pickles)."""
 
 from .fista import FistaState as FistaState
 from .fista import SolverInfo as SolverInfo
@@ -6,6 +7,7 @@ from .fista import fista_init as fista_init
 from .fista import fista_step as fista_step
 from .fista import prox_gradient_residual as prox_gradient_residual
 from .fista import solve_fista as solve_fista
+from .named import NamedOptimizer as NamedOptimizer
 from .projections import project_box as project_box
 from .projections import project_cpt as project_cpt
 from .projections import project_cpt_affine as project_cpt_affine
@@ -20,6 +22,7 @@ from .transforms import inv_sqrt_schedule as inv_sqrt_schedule
 
 __all__ = [
     "DykstraInfo",
+    "NamedOptimizer",
     "contrast_basis",
     "helmert_basis",
     "inv_sqrt_schedule",

@@ -55,6 +55,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from functools import lru_cache, partial
@@ -70,6 +71,7 @@ from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
 from ..data import check_X_2d, encode_labels
 from ..estimators import BaseNB
+from ..optim.named import NamedOptimizer
 from .summaries import (
     CPiD,
     GaussianSummary,
@@ -768,7 +770,9 @@ class OnlineWeightedNB(BaseNB):
         "cpid" (§3.1).
       learning_rate: SGD step eta (Stream §2.2: 1e-4); ignored if `optimizer` is given.
       optimizer: any `optax.GradientTransformation` (e.g. `optax.adam(1e-3)`, a schedule);
-        default `optax.sgd(learning_rate)`.
+        default `optax.sgd(learning_rate)`. optax's own transformations do not pickle (they are
+        closures); `jaxnb.optim.NamedOptimizer("adam", learning_rate=1e-3)` is the same optimizer
+        and lets the estimator pickle.
       batch_size: rows per SGD step (mean gradient); 1 reproduces the paper.
       summary_chunk: rows per summary update / scan step, a multiple of `batch_size`; default
         `batch_size` for Gaussian summaries and max(64, batch_size) rounded to a multiple of
@@ -914,6 +918,27 @@ class OnlineWeightedNB(BaseNB):
                 c, p, capacity=int(self.summary_size), chunk_size=chunk, dtype=dtype
             )
         return CPiD.init(c, p, n_intervals=int(self.summary_size), chunk_size=chunk, dtype=dtype)
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        """The default `optax.sgd` of the fitted config is built from local functions, which do
+        not pickle: it is stored as its rate and rebuilt on loading (the same shared object, so
+        the compiled scans are reused). A user-given ``optimizer`` pickles only if its functions
+        do: optax's transformations are closures and do not, `jaxnb.optim.NamedOptimizer` does.
+        `copy.deepcopy` works with any optimizer."""
+        state = super().__getstate__()
+        cfg = state.get("_cfg")
+        if cfg is not None and cfg.sgd_rate is not None:
+            fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+            del fields["optimizer"]
+            state["_cfg"] = ("sgd", fields)
+        return state
+
+    def __setstate__(self, state):
+        cfg = state.get("_cfg")
+        if isinstance(cfg, tuple) and cfg[0] == "sgd":
+            state = dict(state, _cfg=OnlineConfig(_sgd(float(cfg[1]["sgd_rate"])), **cfg[1]))
+        super().__setstate__(state)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, classes=None):
@@ -1120,7 +1145,7 @@ def register_methods(register) -> None:
     )
     register(
         "OnlineWNB",
-        lambda kind: OnlineWeightedNB(optimizer=optax.adam(1e-2)),
+        lambda kind: OnlineWeightedNB(optimizer=NamedOptimizer("adam", learning_rate=1e-2)),
         "online weighted NB (Stream eq 2), one pass, Adam",
         kinds=("continuous",),
     )

@@ -47,6 +47,16 @@ def test_registered_methods_pickle(name):
     np.testing.assert_array_equal(twin.predict(X), est.predict(X))
 
 
+def test_unregistered_estimators_pickle():
+    from jaxnb import FilterWrapperNB, FlexibleTAN
+
+    for est, kind in ((FlexibleTAN(), "continuous"), (FilterWrapperNB(cv=3), "mixed")):
+        X, y = _data(kind)
+        est.fit(X, y)
+        twin = pickle.loads(pickle.dumps(est))
+        np.testing.assert_array_equal(twin.predict_proba(X), est.predict_proba(X))
+
+
 def test_mesh_pickles_as_device_count():
     from jaxnb.distributed import make_mesh
 

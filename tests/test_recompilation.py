@@ -7,6 +7,8 @@ fit, and `GaussianSemiNaiveNB`, ~0.8 s per fit, on 300-row problems). Compilatio
 with JAX's backend-compile monitoring event (the ``compiles`` fixture of conftest.py).
 """
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,13 @@ def test_second_fit_and_predict_compile_nothing(name, options, kind, compiles):
     pred = model.predict(X1)
     assert compiles.n == before, f"{name}{options}: {compiles.n - before} compilation(s) on refit"
     assert pred.shape == y1.shape and np.mean(pred == y1) > 0.4  # and the fit is a real one
+    # a pickled copy predicts the same, with the programs already compiled
+    proba = model.predict_proba(X1)
+    before = compiles.n
+    twin = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(twin.predict_proba(X1), proba)
+    np.testing.assert_array_equal(twin.predict(X1), pred)
+    assert compiles.n == before, f"{name}{options}: {compiles.n - before} compilation(s) unpickled"
 
 
 @pytest.mark.parametrize(

@@ -265,6 +265,18 @@ class BaseNB:
     def __setstate__(self, state):
         self.__dict__.update(state)
 
+    def __copy__(self):
+        # copies keep a Mesh as it is (only pickling turns it into a device count)
+        twin = type(self).__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
+    def __deepcopy__(self, memo):
+        twin = type(self).__new__(type(self))
+        memo[id(self)] = twin
+        twin.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return twin
+
     # ------------------------------------------------------------------ encoding
     def _make_encoder(self):
         return FeatureEncoder(

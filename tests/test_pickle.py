@@ -110,8 +110,15 @@ def test_named_optimizer_is_optax_and_pickles():
         u_ref, s_ref = ref.update(g, s_ref, p)
         u_got, s_got = twin.update(g, s_got, p)
         np.testing.assert_array_equal(u_got, u_ref)
+    assert opt != tuple(opt) and opt != optax.GradientTransformation(opt.init, opt.update)
+    # a leafless pytree: tree maps and equinox's filters keep it whole
+    assert jax.tree.map(lambda v: v, opt) is opt and jax.tree.leaves(opt) == []
     with pytest.raises(TypeError, match="name must be the name of an optax optimizer"):
         NamedOptimizer(optax.adam)
+    with pytest.raises(TypeError, match="by keyword only.*learning_rate=1e-3"):
+        NamedOptimizer("adam", 1e-2)
+    with pytest.raises(TypeError, match="create a new NamedOptimizer"):
+        opt._replace(init=None)
     with pytest.raises(ValueError, match="optax has no optimizer 'adamm'"):
         NamedOptimizer("adamm", learning_rate=1e-2)
     with pytest.raises(TypeError, match="not a GradientTransformation"):
@@ -134,3 +141,32 @@ def test_online_with_named_optimizer_continues_after_pickle():
     # and a NamedOptimizer is the same model as optax's own adam
     ref = OnlineWeightedNB(optimizer=optax.adam(1e-2)).fit(X, y)
     np.testing.assert_allclose(est.weights_, ref.weights_, rtol=1e-12, atol=1e-15)
+
+
+def test_named_optimizer_passes_extra_arguments():
+    """L-BFGS's update needs value, grad and value_fn (an optax ExtraArgs transformation): the
+    distributed WNB's L-BFGS solve is the same with optax's own and the named optimizer."""
+    from jaxnb.distributed import fit_wnb
+    from jaxnb.optim import NamedOptimizer
+
+    rng = np.random.default_rng(0)
+    codes, values = rng.integers(0, 3, (80, 2)), rng.normal(size=(80, 2))
+    y = (values[:, 0] > 0).astype(int)
+    kw = dict(n_states=[3, 3], n_classes=2, max_steps=20)
+    ref = fit_wnb(codes, values, y, optimizer=optax.lbfgs(), **kw)[0]
+    got = fit_wnb(codes, values, y, optimizer=NamedOptimizer("lbfgs"), **kw)[0]
+    np.testing.assert_array_equal(got.weights, ref.weights)
+    np.testing.assert_array_equal(got.bias, ref.bias)
+
+
+def test_copies_keep_the_mesh_object():
+    from jaxnb.distributed import make_mesh
+
+    if jax.device_count() < 4:
+        pytest.skip("needs 4 devices (XLA_FLAGS=--xla_force_host_platform_device_count=4)")
+    mesh = make_mesh(devices=jax.devices()[2:4])
+    est = NaiveBayes(mesh=mesh)
+    for twin in (copy.copy(est), copy.deepcopy(est)):
+        assert isinstance(twin.mesh, jax.sharding.Mesh)
+        assert [d.id for d in twin.mesh.devices.flat] == [2, 3]
+    assert pickle.loads(pickle.dumps(est)).mesh == 2

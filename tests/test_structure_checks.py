@@ -156,6 +156,24 @@ def test_parent_cycle_finder():
     tail = np.array([-1, 3, 1, 2, 3])  # 4 -> 3 -> 2 -> 1 -> 3
     assert sorted(S._parent_cycle(tail)) == [1, 2, 3]
     assert S._parent_cycle(np.array([-1])) == []
+    # narrow and unsigned dtypes (the sentinel p does not fit in them)
+    assert S._parent_cycle(np.full(130, -1, np.int8)) == []
+    assert S._parent_cycle(np.full(40_000, -1, np.int16)) == []
+    assert sorted(S._parent_cycle(np.array([1, 2, 0], np.uint64))) == [0, 1, 2]
+
+
+def test_parent_cycle_errors_name_the_fix(data):
+    x, y, _ = data
+    rng = np.random.default_rng(0)
+    wide = rng.normal(size=(40, 130))
+    forest = np.full(130, -1, np.int8)  # valid, in a dtype that cannot hold 130
+    fitted = S.fit_gaussian_tan(wide, (wide[:, 0] > 0).astype(np.int32), forest, 2)
+    assert np.isfinite(np.asarray(fitted.slope)).all()
+    with pytest.raises(ValueError, match="use a signed integer dtype"):
+        S.fit_gaussian_tan(x, y, np.array([1, 2, 0], np.uint32), C)
+    ring = np.roll(np.arange(130), -1)
+    with pytest.raises(ValueError, match=r"parent forms a cycle \((\d+ -> ){8}\.\.\., .*130 nodes"):
+        S.fit_gaussian_tan(wide, (wide[:, 0] > 0).astype(np.int32), ring, 2)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -332,7 +332,8 @@ def flexible_tan_log_contributions(
     logsumexp keeps the ratio finite as long as some kernel is representable.
 
     Args:
-      query: (m, r); values, y, weight: training data; parent: int (r,), −1 at roots.
+      query: (m, r); values, y, weight: training data; parent: int (r,), a forest with
+        −1 at roots (a cycle is refused with a ValueError).
       n_classes: static c; h: optional common smoothing (scalar or (c,)) for both the 1-D and 2-D
         estimators; default the normal rule for each; chunk_size: query rows per chunk.
     """

@@ -130,7 +130,8 @@ def _check_weight(name, weight) -> None:
 
 
 def _check_parent(parent, p) -> None:
-    """Concrete parent array: integers in [-1, p) (-1 = root), no node its own parent."""
+    """Concrete parent array: integers in [-1, p) (-1 = root), no node its own parent, no cycle
+    (the parents form a forest)."""
     if p is None or not _known(parent):
         return
     a = np.asarray(parent)
@@ -152,17 +153,26 @@ def _check_parent(parent, p) -> None:
         )
     cycle = _parent_cycle(a)
     if cycle:
-        path = " -> ".join(str(i) for i in cycle + cycle[:1])
+        shown = cycle + cycle[:1] if len(cycle) <= 8 else cycle[:8] + ["..."]
+        path = " -> ".join(str(i) for i in shown)
+        size = "" if len(cycle) <= 8 else f"; {len(cycle)} nodes"
+        hint = (
+            " (an unsigned dtype cannot hold the -1 of a root: use a signed integer dtype)"
+            if a.dtype.kind == "u"
+            else ""
+        )
         raise ValueError(
-            f"parent forms a cycle ({path}, following parent[i]): the product of the "
+            f"parent forms a cycle ({path}, following parent[i]{size}): the product of the "
             "conditionals is then not a distribution; a parent array must describe a forest "
-            "(every chain of parents ends at a -1 root), e.g. one from `maximum_spanning_tree`"
+            "(every chain of parents ends at a -1 root), e.g. one from "
+            f"`maximum_spanning_tree`{hint}"
         )
 
 
 def _parent_cycle(a: np.ndarray) -> list:
     """The nodes of one cycle of the parent graph (empty when every chain ends at a root).
     Pointer doubling: after k rounds ``jump[i]`` is the 2^k-th ancestor (p = past the root)."""
+    a = np.asarray(a, np.int64)  # narrow or unsigned dtypes cannot hold the sentinel p
     p = a.shape[0]
     jump = np.append(np.where(a < 0, p, a), p)
     for _ in range(max(p, 1).bit_length() + 1):
@@ -173,7 +183,7 @@ def _parent_cycle(a: np.ndarray) -> list:
     node = int(jump[stuck[0]])  # at least 2^k >= p steps up: on the cycle
     cycle = [node]
     nxt = int(a[node])
-    while nxt != node:
+    while nxt != node and len(cycle) < p:
         cycle.append(nxt)
         nxt = int(a[nxt])
     return cycle
@@ -453,7 +463,8 @@ def fit_gaussian_tan(
     & Inza (2006), Sec. 4 (conditional Gaussian networks).
 
     Args:
-      values: float (n, p); y: int (n,); parent: int (p,) from `maximum_spanning_tree`.
+      values: float (n, p); y: int (n,); parent: int (p,) from `maximum_spanning_tree`
+        (any forest: -1 at roots; a cycle is refused with a ValueError).
       n_classes: static c; weight: optional (n,); var_floor: absolute floor on every variance.
     """
     x, wy, nc, mean, dev = _class_deviations(values, y, n_classes, weight)
@@ -547,7 +558,8 @@ def fit_discrete_tan(
     All CPTs come from one contraction `einsum('nia,nib,nc->iabc')`.
 
     Args:
-      codes: int (n, q), negative = missing; y: int (n,); parent: int (q,) with -1 at roots.
+      codes: int (n, q), negative = missing; y: int (n,); parent: int (q,), a forest with
+        -1 at roots (a cycle is refused with a ValueError).
       n_states: static int or tuple; n_classes: static c; weight: optional (n,); alpha: >= 0.
     """
     codes = jnp.asarray(codes)

@@ -11,6 +11,7 @@ the online NB's compiled scans, are shared between estimators built separately.
 
 from __future__ import annotations
 
+import jax
 import optax
 
 __all__ = ["NamedOptimizer"]
@@ -20,25 +21,37 @@ def _rebuild(name, kwargs):
     return NamedOptimizer(name, **kwargs)
 
 
-class NamedOptimizer(optax.GradientTransformation):
+class NamedOptimizer(optax.GradientTransformationExtraArgs):
     """``optax.<name>(**kwargs)``, picklable and compared by its specification.
+
+    An `optax.GradientTransformationExtraArgs` (so optimizers that need extra arguments in
+    ``update``, such as ``"lbfgs"``'s ``value``, ``grad`` and ``value_fn``, receive them; others
+    ignore them) and a JAX pytree without leaves (it passes through ``jax.tree.map`` and
+    ``eqx.filter_jit`` unchanged, like a static value).
 
     Args:
       name: an optax function returning a `GradientTransformation` ("adam", "sgd", "adagrad",
-        "adamw", ...).
-      **kwargs: its arguments by keyword (e.g. ``learning_rate=1e-3``). The optimizer pickles when
-        they do: numbers do, a schedule written as a closure does not (use an optax schedule built
-        by name in the same way, or a module-level function).
+        "adamw", "lbfgs", ...).
+      **kwargs: its arguments, by keyword only (e.g. ``learning_rate=1e-3``). The optimizer
+        pickles when they do: numbers do; optax's schedules are closures and do not (a schedule
+        written as a module-level function does).
 
     Raises:
-      TypeError: ``name`` is not a string, or optax's ``name`` does not return a transformation.
+      TypeError: ``name`` is not a string, arguments are given by position, or optax's ``name``
+        does not return a transformation.
       ValueError: optax has no function ``name``.
     """
 
-    def __new__(cls, name, /, **kwargs):
+    def __new__(cls, name, /, *args, **kwargs):
         if not isinstance(name, str):
             raise TypeError(
                 f"name must be the name of an optax optimizer such as 'adam'; got {name!r}"
+            )
+        if args:
+            raise TypeError(
+                f"NamedOptimizer takes optax's arguments by keyword only; got {len(args)} "
+                f"positional argument(s) {args!r} (write e.g. NamedOptimizer({name!r}, "
+                "learning_rate=1e-3))"
             )
         factory = getattr(optax, name, None)
         if name.startswith("_") or not callable(factory):
@@ -52,6 +65,7 @@ class NamedOptimizer(optax.GradientTransformation):
                 f"optax.{name}(...) returned {type(tx).__name__}, not a GradientTransformation; "
                 "name an optimizer (such as 'adam')"
             )
+        tx = optax.with_extra_args_support(tx)
         self = super().__new__(cls, tx.init, tx.update)
         self._spec = (name, tuple(sorted(kwargs.items())))
         return self
@@ -67,6 +81,16 @@ class NamedOptimizer(optax.GradientTransformation):
     def __reduce__(self):
         return (_rebuild, (self.name, self.kwargs))
 
+    def _replace(self, **kwargs):
+        raise TypeError(
+            "a NamedOptimizer is rebuilt from its name and arguments, not its functions: create "
+            "a new NamedOptimizer(name, **kwargs)"
+        )
+
+    @classmethod
+    def _make(cls, iterable):
+        raise TypeError("create a NamedOptimizer from a name and keyword arguments, not _make")
+
     def _key(self):
         try:
             hash(self._spec)
@@ -76,13 +100,12 @@ class NamedOptimizer(optax.GradientTransformation):
 
     def __eq__(self, other):
         if not isinstance(other, NamedOptimizer):
-            return NotImplemented
+            return False  # not a plain tuple of the same functions either (hashes would differ)
         key = self._key()
         return self is other if key is None else key == other._key()
 
     def __ne__(self, other):
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
+        return not self.__eq__(other)
 
     def __hash__(self):
         key = self._key()
@@ -91,3 +114,8 @@ class NamedOptimizer(optax.GradientTransformation):
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._spec[1])
         return f"NamedOptimizer({self.name!r}{', ' if args else ''}{args})"
+
+
+# a pytree node without children: tree maps and equinox's filters keep the optimizer whole (as a
+# NamedTuple it would be rebuilt from its two functions, which its constructor does not take)
+jax.tree_util.register_pytree_node(NamedOptimizer, lambda o: ((), o), lambda o, _: o)

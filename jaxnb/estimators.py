@@ -262,9 +262,6 @@ class BaseNB:
             state["mesh"] = int(state["mesh"].devices.size)
         return state
 
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-
     def __copy__(self):
         # copies keep a Mesh as it is (only pickling turns it into a device count)
         twin = type(self).__new__(type(self))

@@ -1,6 +1,6 @@
 """Fitted estimators pickle (joblib, multiprocessing, saving a model) and load to the same
-predictions; a mesh is stored as its device count; the online estimator's default SGD config is
-rebuilt on loading so that a pickled stream continues exactly."""
+predictions; a mesh is stored as its device count; the online estimator's default SGD is a
+`NamedOptimizer`, so its fitted config pickles and a pickled stream continues exactly."""
 
 import copy
 import pickle
@@ -69,7 +69,7 @@ def test_online_stream_continues_after_pickle():
     y = (X[:, 0] - X[:, 1] > 0).astype(int)
     est = OnlineWeightedNB(learning_rate=1e-2).partial_fit(X[:200], y[:200], classes=[0, 1])
     twin = pickle.loads(pickle.dumps(est))
-    assert twin._cfg == est._cfg and twin._cfg.optimizer is _sgd(1e-2)  # shared: no recompile
+    assert twin._cfg == est._cfg and twin._cfg.optimizer == _sgd(1e-2)  # the same jit key
     est.partial_fit(X[200:], y[200:])
     twin.partial_fit(X[200:], y[200:])
     assert twin.n_seen_ == est.n_seen_ == 400

@@ -55,7 +55,6 @@ References:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import sys
 from functools import lru_cache, partial
@@ -138,7 +137,7 @@ class OnlineConfig(eqx.Module):
     smoothing: float = eqx.field(static=True, default=1.0)
     prior_smoothing: float = eqx.field(static=True, default=1.0)
     warmup: int = eqx.field(static=True, default=10)
-    # plain SGD rate when `optimizer` is `optax.sgd(sgd_rate)` (stateless): enables the fused
+    # plain SGD rate when `optimizer` is the default SGD at `sgd_rate` (stateless): the fused
     # row-by-row path (same arithmetic, no optax tree per step); None: generic optax steps
     sgd_rate: float | None = eqx.field(static=True, default=None)
 
@@ -754,9 +753,10 @@ def _numeric_X(X, why):
 
 @lru_cache(maxsize=64)
 def _sgd(learning_rate: float) -> optax.GradientTransformation:
-    # one optax object per rate: the config is a jit key, so estimators with the same rate share
-    # their compiled scans
-    return optax.sgd(learning_rate)
+    # one optimizer per rate: the config is a jit key, so estimators with the same rate share
+    # their compiled scans; by name, so a fitted estimator's config pickles (optax's own sgd is a
+    # closure) and compares equal to this one once loaded
+    return NamedOptimizer("sgd", learning_rate=learning_rate)
 
 
 class OnlineWeightedNB(BaseNB):
@@ -770,7 +770,7 @@ class OnlineWeightedNB(BaseNB):
         "cpid" (§3.1).
       learning_rate: SGD step eta (Stream §2.2: 1e-4); ignored if `optimizer` is given.
       optimizer: any `optax.GradientTransformation` (e.g. `optax.adam(1e-3)`, a schedule);
-        default `optax.sgd(learning_rate)`. optax's own transformations do not pickle (they are
+        default plain SGD at `learning_rate`. optax's own transformations do not pickle (they are
         closures); `jaxnb.optim.NamedOptimizer("adam", learning_rate=1e-3)` is the same optimizer
         and lets the estimator pickle.
       batch_size: rows per SGD step (mean gradient); 1 reproduces the paper.
@@ -918,27 +918,6 @@ class OnlineWeightedNB(BaseNB):
                 c, p, capacity=int(self.summary_size), chunk_size=chunk, dtype=dtype
             )
         return CPiD.init(c, p, n_intervals=int(self.summary_size), chunk_size=chunk, dtype=dtype)
-
-    # ------------------------------------------------------------------ pickling
-    def __getstate__(self):
-        """The default `optax.sgd` of the fitted config is built from local functions, which do
-        not pickle: it is stored as its rate and rebuilt on loading (the same shared object, so
-        the compiled scans are reused). A user-given ``optimizer`` pickles only if its functions
-        do: optax's transformations are closures and do not, `jaxnb.optim.NamedOptimizer` does.
-        `copy.deepcopy` works with any optimizer."""
-        state = super().__getstate__()
-        cfg = state.get("_cfg")
-        if cfg is not None and cfg.sgd_rate is not None:
-            fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
-            del fields["optimizer"]
-            state["_cfg"] = ("sgd", fields)
-        return state
-
-    def __setstate__(self, state):
-        cfg = state.get("_cfg")
-        if isinstance(cfg, tuple) and cfg[0] == "sgd":
-            state = dict(state, _cfg=OnlineConfig(_sgd(float(cfg[1]["sgd_rate"])), **cfg[1]))
-        super().__setstate__(state)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, classes=None):

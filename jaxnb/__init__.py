@@ -25,6 +25,7 @@ from .estimators_structure import FlexibleNB as FlexibleNB
 from .estimators_structure import FlexibleTAN as FlexibleTAN
 from .estimators_structure import GaussianSemiNaiveNB as GaussianSemiNaiveNB
 from .estimators_structure import ParzenNB as ParzenNB
+from .exceptions import ConvergenceWarning as ConvergenceWarning
 from .likelihood import (
     combine as combine,
 )
@@ -66,6 +67,7 @@ except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+local"
 
 __all__ = [
+    "ConvergenceWarning",
     "BaseNB",
     "NaiveBayes",
     "StagewiseNB",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -133,7 +134,9 @@ def cmd_compare(args) -> int:
         except (OSError, ValueError) as e:
             print(f"jaxnb compare: {e}", file=sys.stderr)
             return 2
-    rows, failures = [], []
+    from .exceptions import ConvergenceWarning
+
+    rows, failures, unconverged = [], [], []
     total = len(names) * len(datasets)
     k = 0
     t_start = time.perf_counter()
@@ -153,8 +156,18 @@ def cmd_compare(args) -> int:
                 for tr, te in splits:
                     est = _configure(spec.factory(kind), params, args.missing)
                     t0 = time.perf_counter()
-                    est.fit(X[tr], y[tr])
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        est.fit(X[tr], y[tr])
                     fit_s += time.perf_counter() - t0
+                    for w in caught:  # unconverged fits are footnoted under the table
+                        if issubclass(w.category, ConvergenceWarning):
+                            if (dname, name, str(w.message)) not in unconverged:
+                                unconverged.append((dname, name, str(w.message)))
+                        else:
+                            warnings.showwarning(
+                                w.message, w.category, w.filename, w.lineno, w.file, w.line
+                            )
                     errs.append(1.0 - est.score(X[te], y[te]))
                     sels.append(_count_selected(est))
             except (ValueError, TypeError) as e:  # bad input for this method: report, go on
@@ -171,9 +184,13 @@ def cmd_compare(args) -> int:
     )
     print(hdr)
     print("-" * len(hdr))
+    marked = {(d, n) for d, n, _ in unconverged}
     for dname, name, err, sd, nsel, fit_s in rows:
         sd_txt = "" if sd is None else f"{sd:.4f}"
-        print(f"{dname:<{width}} {name:<14} {err:>10.4f} {sd_txt:>7} {nsel:>9} {fit_s:>8.3f}s")
+        label = name + (" *" if (dname, name) in marked else "")
+        print(f"{dname:<{width}} {label:<14} {err:>10.4f} {sd_txt:>7} {nsel:>9} {fit_s:>8.3f}s")
+    for dname, name, msg in unconverged:
+        print(f"* not converged: {name} on {dname}: {msg}")
     for dname, name, msg in failures:
         print(f"not run: {name} on {dname}: {msg}")
     print(

@@ -16,6 +16,7 @@ References:
 from __future__ import annotations
 
 import time
+import warnings
 from functools import partial
 
 import jax
@@ -28,6 +29,7 @@ from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from .estimators import _PAD_MAX_ROWS, BaseNB, _as_mesh
+from .exceptions import ConvergenceWarning
 from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
@@ -204,7 +206,8 @@ class GroupLassoNB(BaseNB):
       max_steps, tol: FISTA cap and tolerance on the prox-gradient residual per grid point (and
         the exact solver's tolerance). Both raise ``tol`` to the residual's rounding floor where
         it is below it (float32: ~1e-6), so the defaults converge (``path_["converged"]``) in
-        float32 and float64 alike; FISTA typically takes 20-100 iterations per grid point.
+        float32 and float64 alike; FISTA typically takes 20-100 iterations per grid point. If the
+        selected grid point stopped at ``max_steps``, ``fit`` emits `jaxnb.ConvergenceWarning`.
       discrete, n_states, missing, unseen: column handling as in `NaiveBayes`.
       mesh: None, a number of devices or a 1-D mesh, as in `NaiveBayes`: the pass over the rows
         that accumulates the statistics runs data-parallel; the path itself is solved on the
@@ -403,6 +406,15 @@ class GroupLassoNB(BaseNB):
         self.params_ = _as_nb(log_prior, jax.tree.map(lambda a: a[idx], params), self.n_states_)
         self.support_ = active[idx][order]
         self.converged_ = bool(converged[idx])
+        if not self.converged_:
+            warnings.warn(
+                f"GroupLassoNB(solver={self.solver!r}): the selected penalty "
+                f"{self.penalty_:.4g} stopped at max_steps={int(self.max_steps)} before "
+                f"tol={float(self.tol):g}: its parameters are not at the optimum. Raise max_steps "
+                "(or tol); path_['converged'] and path_['n_steps'] hold every grid point",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.fit_time_ = time.perf_counter() - t0
         return self
 
@@ -456,7 +468,8 @@ class L1NB(BaseNB):
       aic_likelihood: "classifier" (default) or "gaussian" (see `l1nb.path_criteria`).
       validation_fraction: fraction of rows held out for ``selection="validation"``.
       alpha, var_smoothing: NB smoothing (default Laplace; alpha=0 is the paper's ML).
-      max_steps: LARS segment cap (None: 3p); random_state: seed of the validation split.
+      max_steps: LARS segment cap (None: 3p; if that default runs out before the path's end,
+        ``fit`` emits `jaxnb.ConvergenceWarning`); random_state: seed of the validation split.
       discrete, n_states, missing, unseen: as in `NaiveBayes`.
 
     Attributes:
@@ -565,6 +578,15 @@ class L1NB(BaseNB):
         self.event_path_ = np.asarray(path.event)[:m]
         self.criterion_path_ = crit if self.selection == "validation" else crit[:m]
         self.path_converged_ = bool(path.converged)
+        if self.max_steps is None and not self.path_converged_:  # a budget the user set is a cap
+            warnings.warn(
+                f"L1NB: the LARS path stopped at its default budget of {int(path.n_steps)} "
+                "segments (3 p) before its end (λ = 0, the box-constrained least-squares "
+                "solution): the selection saw part of the path. Pass a larger max_steps; "
+                "path_converged_ and s_path_ hold the path",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.selected_index_ = max(idx, 0)
         self._beta = jnp.asarray(beta)
         self.coef_ = beta[order]
@@ -603,7 +625,8 @@ class WeightedNB(BaseNB):
       n_bins: equal-frequency bins of continuous predictors (ferreira).
       state_weighting: "uniform" (the papers) or "marginal" (ferreira).
       l2, solver, learning_rate, max_steps, tol: gradient training (see
-        `jaxnb.methods.weighted.fit_gradient_weights`).
+        `jaxnb.methods.weighted.fit_gradient_weights`); a fit that stops at ``max_steps`` with
+        the gradient norm above ``tol`` emits `jaxnb.ConvergenceWarning` (``converged_`` False).
       discrete, n_states, missing, unseen: as in `NaiveBayes`.
       mesh: None, a number of devices or a 1-D mesh, as in `NaiveBayes`: the statistics pass
         runs data-parallel, and with ``scheme="gradient"`` so does the training: the rows of the
@@ -626,7 +649,7 @@ class WeightedNB(BaseNB):
         l2=1e-4,
         solver="lbfgs",
         learning_rate=0.05,
-        max_steps=500,
+        max_steps=2000,
         tol=1e-6,
         discrete="auto",
         n_states=None,
@@ -710,6 +733,16 @@ class WeightedNB(BaseNB):
             self.info_ = info
             self.bias_ = np.asarray(prm.bias)
             self.converged_ = bool(info.converged)
+            if not self.converged_:
+                warnings.warn(
+                    f"WeightedNB(scheme='gradient', solver={self.solver!r}) stopped at "
+                    f"max_steps={int(self.max_steps)} with gradient norm "
+                    f"{float(info.grad_norm):.2e} > tol={float(self.tol):g}: the weights are "
+                    "not at the optimum. Raise max_steps (or tol); info_ and converged_ hold the "
+                    "details",
+                    ConvergenceWarning,
+                    stacklevel=2,
+                )
         self.weights_ = np.asarray(self._w)[order]
         self.fit_time_ = time.perf_counter() - t0
         return self

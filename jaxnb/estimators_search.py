@@ -9,6 +9,7 @@ the α / mask columns of ``path_``) are in the user's column order.
 from __future__ import annotations
 
 import time
+import warnings
 from functools import partial
 
 import jax
@@ -19,6 +20,7 @@ from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from .estimators import _PAD_MAX_ROWS, BaseNB
+from .exceptions import ConvergenceWarning
 from .methods import selective as sel
 from .methods import stagewise as sw
 from .model_selection import kfold_stats, select_along_path, stratified_folds, validation_split
@@ -287,7 +289,11 @@ class SelectiveNB(_SearchBase):
     Attributes:
       support_: (p,) bool chosen subset (user column order); path_: dict of NumPy path arrays
         (n_steps_ + 1 rows: mask, criterion, error, size, toggled, added, n_evaluations);
-      selected_step_; n_steps_; n_evaluations_; params_ (Ω⁽¹⁾ of the refitted NB).
+      selected_step_; n_steps_; n_evaluations_; params_ (Ω⁽¹⁾ of the refitted NB);
+      converged_: False when the search's move budget (`jaxnb.methods.selective.default_max_steps`:
+        p one-way, 4 p floating; 20 phases for ``stopping="phases"``) ended it before its own end
+        (no improving move, or the full / empty set); ``fit`` then emits
+        `jaxnb.ConvergenceWarning`.
     """
 
     def __init__(
@@ -377,6 +383,22 @@ class SelectiveNB(_SearchBase):
             search_fn = partial(sel.selective_path, stopping=self.stopping)
         path = search_fn(L, omega1.log_prior, yy, jnp.asarray(score_w), **search)
         n_steps = int(path.n_steps)
+        self.converged_ = bool(path.converged)
+        if not self.converged_:
+            budget = (
+                "20 phases, every one improving"
+                if self.stopping == "phases"
+                else f"{sel.default_max_steps(L.shape[1], self.direction)} moves"
+            )
+            warnings.warn(
+                f"SelectiveNB(direction={self.direction!r}, stopping={self.stopping!r}): the "
+                f"search stopped at its budget of {budget} before its own end; the subset is the "
+                "best among the moves made (path_ holds them). "
+                "jaxnb.methods.selective.selective_path / phase_floating_path take a larger "
+                "max_steps / max_phases",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         if self.validation_fraction is not None:  # ESANN §5.2: smallest subset with lowest error
             idx = select_along_path(
                 np.asarray(path.error),

@@ -218,7 +218,7 @@ def fit_gradient_weights(
     l2=1e-4,
     solver="lbfgs",
     learning_rate=0.05,
-    max_steps=500,
+    max_steps=2000,
     tol=1e-6,
 ):
     r"""Full-batch training of the Stream Eq. 2 weights on precomputed contributions.

@@ -1,0 +1,116 @@
+"""`jaxnb.ConvergenceWarning`: iterative fits that stop at their step budget say so, and `compare`
+footnotes them; converged fits stay silent (the suite turns every warning into an error)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import jaxnb
+from jaxnb import L1NB, ConvergenceWarning, GroupLassoNB, WeightedNB
+from jaxnb.cli import main
+from jaxnb.datasets import load_diabetes
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(quartile=2)
+    return X[:300], y[:300]
+
+
+def test_is_a_user_warning_exported_at_top_level():
+    assert issubclass(ConvergenceWarning, UserWarning)
+    assert "ConvergenceWarning" in jaxnb.__all__
+
+
+def test_gradient_wnb_warns_at_its_step_cap_and_is_silent_once_converged(diabetes):
+    X, y = diabetes
+    with pytest.warns(ConvergenceWarning, match=r"max_steps=5 with gradient norm .* > tol=1e-06"):
+        m = WeightedNB("gradient", max_steps=5).fit(X, y)
+    assert not m.converged_ and int(m.info_.n_steps) == 5
+    assert float(m.info_.grad_norm) > 1e-6
+    # the default budget reaches the tolerance on these rows (500, the old default, did not)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = WeightedNB("gradient").fit(X, y)
+    assert m.converged_ and 500 < int(m.info_.n_steps) < 2000
+    assert float(m.info_.grad_norm) <= 1e-6
+
+
+def test_group_lasso_warns_when_the_selected_point_is_unconverged(diabetes):
+    X, y = diabetes
+    with pytest.warns(ConvergenceWarning, match=r"solver='fista'.*max_steps=2 before tol"):
+        m = GroupLassoNB(solver="fista", max_steps=2).fit(X, y)
+    assert not m.converged_
+    assert not m.path_["converged"][m.selected_index_]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = GroupLassoNB(solver="fista").fit(X, y)
+    assert m.converged_
+
+
+def test_l1nb_warns_only_when_its_default_budget_truncates_the_path(diabetes, monkeypatch):
+    X, y = diabetes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        full = L1NB().fit(X, y)
+        capped = L1NB(max_steps=1).fit(X, y)  # a cap the user chose: no warning
+    assert full.path_converged_ and not capped.path_converged_
+    # a default budget that runs out (forced here: 3 p suffices on real data) is reported
+    from jaxnb import estimators_penalized as ep
+
+    real = ep.l1nb.bounded_lars_path
+    monkeypatch.setattr(
+        ep.l1nb,
+        "bounded_lars_path",
+        lambda B, max_steps, variant, weight: real(
+            B, 1 if max_steps is None else max_steps, variant, weight=weight
+        ),
+    )
+    with pytest.warns(ConvergenceWarning, match="default budget of 1 segments"):
+        m = L1NB().fit(X, y)
+    assert not m.path_converged_
+    np.testing.assert_allclose(m.coef_path_, capped.coef_path_)
+
+
+def test_compare_footnotes_unconverged_fits(monkeypatch, capsys):
+    from jaxnb import registry
+
+    registry._load_builtin()
+    monkeypatch.setitem(
+        registry._REGISTRY,
+        "WNB-5steps",
+        registry.MethodSpec(
+            "WNB-5steps",
+            lambda kind: WeightedNB("gradient", max_steps=5),
+            "capped",
+            ("mixed", "continuous", "discrete"),
+        ),
+    )
+    assert main(["compare", "--quick", "--methods", "NB,WNB-5steps"]) == 0
+    out, _ = capsys.readouterr()
+    table = [line for line in out.splitlines() if "WNB-5steps" in line and line[0] != "*"]
+    assert len(table) == 2 and all("WNB-5steps *" in line for line in table)
+    notes = [line for line in out.splitlines() if line.startswith("* not converged:")]
+    assert len(notes) == 2 and all("WNB-5steps" in n and "max_steps=5" in n for n in notes)
+    assert not any("NB *" in line for line in out.splitlines() if "WNB" not in line)
+
+
+@pytest.mark.parametrize("direction", ["forward", "forward_backward"])
+def test_selective_nb_warns_when_its_move_budget_ends_the_search(diabetes, direction, monkeypatch):
+    import jax
+
+    from jaxnb import SelectiveNB
+    from jaxnb.methods import selective as sel
+
+    X, y = diabetes
+    full = SelectiveNB(direction=direction, criterion="log_loss").fit(X, y)
+    assert full.converged_ and full.n_steps_ >= 2
+    # a budget smaller than the search needs (forced: the defaults suffice on real data)
+    monkeypatch.setattr(sel, "default_max_steps", lambda p, d: 1)
+    jax.clear_caches()  # the search's program was traced with the real budget
+    with pytest.warns(ConvergenceWarning, match=r"budget of 1 moves before its own end"):
+        cut = SelectiveNB(direction=direction, criterion="log_loss").fit(X, y)
+    assert not cut.converged_ and cut.n_steps_ == 1
+    np.testing.assert_array_equal(cut.path_["mask"][1], full.path_["mask"][1])
+    jax.clear_caches()

@@ -92,6 +92,21 @@ def _configure(est, params, missing):
     return est
 
 
+def _sort_warnings(caught, where, unconverged, seen) -> None:
+    """A fit's ConvergenceWarnings become footnotes of the table (once per data set, method and
+    message); every other warning is issued again (once per message and place in the run, as
+    Python's default shows it) with its own location, so the user's filters apply to it."""
+    from .exceptions import ConvergenceWarning
+
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            if (*where, str(w.message)) not in unconverged:
+                unconverged.append((*where, str(w.message)))
+        elif (key := (str(w.message), w.category, w.filename, w.lineno)) not in seen:
+            seen.add(key)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
 def cmd_compare(args) -> int:
     from .registry import available_methods, get_method
 
@@ -137,6 +152,7 @@ def cmd_compare(args) -> int:
     from .exceptions import ConvergenceWarning
 
     rows, failures, unconverged = [], [], []
+    seen = set()  # warnings other than ConvergenceWarning already issued again
     total = len(names) * len(datasets)
     k = 0
     t_start = time.perf_counter()
@@ -156,18 +172,13 @@ def cmd_compare(args) -> int:
                 for tr, te in splits:
                     est = _configure(spec.factory(kind), params, args.missing)
                     t0 = time.perf_counter()
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always")
-                        est.fit(X[tr], y[tr])
+                    try:
+                        with warnings.catch_warnings(record=True) as caught:
+                            warnings.simplefilter("always", ConvergenceWarning)
+                            est.fit(X[tr], y[tr])
+                    finally:
+                        _sort_warnings(caught, (dname, name), unconverged, seen)
                     fit_s += time.perf_counter() - t0
-                    for w in caught:  # unconverged fits are footnoted under the table
-                        if issubclass(w.category, ConvergenceWarning):
-                            if (dname, name, str(w.message)) not in unconverged:
-                                unconverged.append((dname, name, str(w.message)))
-                        else:
-                            warnings.showwarning(
-                                w.message, w.category, w.filename, w.lineno, w.file, w.line
-                            )
                     errs.append(1.0 - est.score(X[te], y[te]))
                     sels.append(_count_selected(est))
             except (ValueError, TypeError) as e:  # bad input for this method: report, go on

@@ -407,13 +407,16 @@ class GroupLassoNB(BaseNB):
         self.support_ = active[idx][order]
         self.converged_ = bool(converged[idx])
         if not self.converged_:
+            other = "fista" if self.solver == "exact" else "exact"
             warnings.warn(
-                f"GroupLassoNB(solver={self.solver!r}): the selected penalty "
-                f"{self.penalty_:.4g} stopped at max_steps={int(self.max_steps)} before "
-                f"tol={float(self.tol):g}: its parameters are not at the optimum. Raise max_steps "
-                "(or tol); path_['converged'] and path_['n_steps'] hold every grid point",
+                f"GroupLassoNB(solver={self.solver!r}): at the selected penalty "
+                f"{self.penalty_:.4g} the solver stopped after {int(n_steps[idx])} steps "
+                f"(max_steps={int(self.max_steps)}) without reaching tol={float(self.tol):g} "
+                "(raised to its rounding floor): the parameters are not at the optimum. Raise "
+                f"max_steps or tol, or try solver={other!r}; path_['converged'] and "
+                "path_['n_steps'] hold every grid point",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,  # past BaseNB's fit wrapper: the user's fit call
             )
         self.fit_time_ = time.perf_counter() - t0
         return self
@@ -578,14 +581,16 @@ class L1NB(BaseNB):
         self.event_path_ = np.asarray(path.event)[:m]
         self.criterion_path_ = crit if self.selection == "validation" else crit[:m]
         self.path_converged_ = bool(path.converged)
-        if self.max_steps is None and not self.path_converged_:  # a budget the user set is a cap
+        # the validation selection reads the path fitted on the training part
+        whole = self.path_converged_ and (self.selection != "validation" or bool(p_tr.converged))
+        if self.max_steps is None and not whole:  # a budget the user set is a cap
             warnings.warn(
                 f"L1NB: the LARS path stopped at its default budget of {int(path.n_steps)} "
                 "segments (3 p) before its end (λ = 0, the box-constrained least-squares "
                 "solution): the selection saw part of the path. Pass a larger max_steps; "
                 "path_converged_ and s_path_ hold the path",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,  # past BaseNB's fit wrapper: the user's fit call
             )
         self.selected_index_ = max(idx, 0)
         self._beta = jnp.asarray(beta)
@@ -625,7 +630,8 @@ class WeightedNB(BaseNB):
       n_bins: equal-frequency bins of continuous predictors (ferreira).
       state_weighting: "uniform" (the papers) or "marginal" (ferreira).
       l2, solver, learning_rate, max_steps, tol: gradient training (see
-        `jaxnb.methods.weighted.fit_gradient_weights`); a fit that stops at ``max_steps`` with
+        `jaxnb.methods.weighted.fit_gradient_weights`; ``max_steps=None``: 2000 L-BFGS or 500
+        Adam steps); a fit that stops at ``max_steps`` with
         the gradient norm above ``tol`` emits `jaxnb.ConvergenceWarning` (``converged_`` False).
       discrete, n_states, missing, unseen: as in `NaiveBayes`.
       mesh: None, a number of devices or a 1-D mesh, as in `NaiveBayes`: the statistics pass
@@ -649,7 +655,7 @@ class WeightedNB(BaseNB):
         l2=1e-4,
         solver="lbfgs",
         learning_rate=0.05,
-        max_steps=2000,
+        max_steps=None,
         tol=1e-6,
         discrete="auto",
         n_states=None,
@@ -684,7 +690,7 @@ class WeightedNB(BaseNB):
         _check_real("l2", self.l2, 0.0)
         _check_choice("solver", self.solver, wt.SOLVERS)
         _check_real("learning_rate", self.learning_rate, 0.0, low_open=True)
-        _check_int("max_steps", self.max_steps, 1)
+        _check_int("max_steps", self.max_steps, 1, allow_none=True)
         _check_real("tol", self.tol, 0.0, low_open=True)
 
     def fit(self, X, y, sample_weight=None):
@@ -726,7 +732,7 @@ class WeightedNB(BaseNB):
                 l2=float(self.l2),
                 solver=self.solver,
                 learning_rate=float(self.learning_rate),
-                max_steps=int(self.max_steps),
+                max_steps=None if self.max_steps is None else int(self.max_steps),
                 tol=float(self.tol),
             )
             self._w, self._b = prm.weights, prm.bias
@@ -734,14 +740,19 @@ class WeightedNB(BaseNB):
             self.bias_ = np.asarray(prm.bias)
             self.converged_ = bool(info.converged)
             if not self.converged_:
+                fix = (
+                    "Raise max_steps (or tol)"
+                    if self.solver == "lbfgs"
+                    else "Adam at a fixed learning_rate need not reach tol: lower learning_rate "
+                    "and raise max_steps, or use solver='lbfgs'"
+                )
                 warnings.warn(
                     f"WeightedNB(scheme='gradient', solver={self.solver!r}) stopped at "
-                    f"max_steps={int(self.max_steps)} with gradient norm "
+                    f"max_steps={int(info.n_steps)} with gradient norm "
                     f"{float(info.grad_norm):.2e} > tol={float(self.tol):g}: the weights are "
-                    "not at the optimum. Raise max_steps (or tol); info_ and converged_ hold the "
-                    "details",
+                    f"not at the optimum. {fix}; info_ and converged_ hold the details",
                     ConvergenceWarning,
-                    stacklevel=2,
+                    stacklevel=3,  # past BaseNB's fit wrapper: the user's fit call
                 )
         self.weights_ = np.asarray(self._w)[order]
         self.fit_time_ = time.perf_counter() - t0

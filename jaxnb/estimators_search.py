@@ -397,7 +397,7 @@ class SelectiveNB(_SearchBase):
                 "jaxnb.methods.selective.selective_path / phase_floating_path take a larger "
                 "max_steps / max_phases",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,  # past BaseNB's fit wrapper: the user's fit call
             )
         if self.validation_fraction is not None:  # ESANN §5.2: smallest subset with lowest error
             idx = select_along_path(

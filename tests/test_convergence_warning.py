@@ -25,9 +25,16 @@ def test_is_a_user_warning_exported_at_top_level():
 
 def test_gradient_wnb_warns_at_its_step_cap_and_is_silent_once_converged(diabetes):
     X, y = diabetes
-    with pytest.warns(ConvergenceWarning, match=r"max_steps=5 with gradient norm .* > tol=1e-06"):
+    with pytest.warns(
+        ConvergenceWarning, match=r"max_steps=5 with gradient norm .* > tol=1e-06"
+    ) as w:
         m = WeightedNB("gradient", max_steps=5).fit(X, y)
+    assert w[0].filename == __file__  # points at the fit call, not at the library
+    assert "Raise max_steps" in str(w[0].message)
     assert not m.converged_ and int(m.info_.n_steps) == 5
+    # Adam at a fixed rate: more steps is not the fix
+    with pytest.warns(ConvergenceWarning, match="lower learning_rate .* solver='lbfgs'"):
+        m = WeightedNB("gradient", solver="adam", max_steps=5).fit(X, y)
     assert float(m.info_.grad_norm) > 1e-6
     # the default budget reaches the tolerance on these rows (500, the old default, did not)
     with warnings.catch_warnings():
@@ -39,8 +46,11 @@ def test_gradient_wnb_warns_at_its_step_cap_and_is_silent_once_converged(diabete
 
 def test_group_lasso_warns_when_the_selected_point_is_unconverged(diabetes):
     X, y = diabetes
-    with pytest.warns(ConvergenceWarning, match=r"solver='fista'.*max_steps=2 before tol"):
+    with pytest.warns(
+        ConvergenceWarning, match=r"solver='fista'.*after 2 steps .*solver='exact'"
+    ) as w:
         m = GroupLassoNB(solver="fista", max_steps=2).fit(X, y)
+    assert w[0].filename == __file__
     assert not m.converged_
     assert not m.path_["converged"][m.selected_index_]
     with warnings.catch_warnings():
@@ -67,10 +77,14 @@ def test_l1nb_warns_only_when_its_default_budget_truncates_the_path(diabetes, mo
             B, 1 if max_steps is None else max_steps, variant, weight=weight
         ),
     )
-    with pytest.warns(ConvergenceWarning, match="default budget of 1 segments"):
+    with pytest.warns(ConvergenceWarning, match="default budget of 1 segments") as w:
         m = L1NB().fit(X, y)
+    assert w[0].filename == __file__
     assert not m.path_converged_
     np.testing.assert_allclose(m.coef_path_, capped.coef_path_)
+    # the validation selection reads the path of the training part: checked as well
+    with pytest.warns(ConvergenceWarning, match="default budget"):
+        L1NB(selection="validation").fit(X, y)
 
 
 def test_compare_footnotes_unconverged_fits(monkeypatch, capsys):
@@ -109,8 +123,39 @@ def test_selective_nb_warns_when_its_move_budget_ends_the_search(diabetes, direc
     # a budget smaller than the search needs (forced: the defaults suffice on real data)
     monkeypatch.setattr(sel, "default_max_steps", lambda p, d: 1)
     jax.clear_caches()  # the search's program was traced with the real budget
-    with pytest.warns(ConvergenceWarning, match=r"budget of 1 moves before its own end"):
-        cut = SelectiveNB(direction=direction, criterion="log_loss").fit(X, y)
+    try:
+        with pytest.warns(ConvergenceWarning, match=r"budget of 1 moves before its own end") as w:
+            cut = SelectiveNB(direction=direction, criterion="log_loss").fit(X, y)
+    finally:
+        jax.clear_caches()  # nothing traced with the forced budget outlives the test
+    assert w[0].filename == __file__
     assert not cut.converged_ and cut.n_steps_ == 1
     np.testing.assert_array_equal(cut.path_["mask"][1], full.path_["mask"][1])
-    jax.clear_caches()
+
+
+class _NoisyNB(jaxnb.NaiveBayes):
+    def fit(self, X, y, sample_weight=None):
+        warnings.warn("a warning of the user's own", UserWarning, stacklevel=2)
+        return super().fit(X, y, sample_weight)
+
+
+def test_compare_leaves_other_warnings_to_the_users_filters(monkeypatch, capsys):
+    from jaxnb import registry
+
+    registry._load_builtin()
+    spec = registry.MethodSpec(
+        "Noisy", lambda kind: _NoisyNB(), "noisy", ("discrete", "continuous")
+    )
+    monkeypatch.setitem(registry._REGISTRY, "Noisy", spec)
+    args = ["compare", "--quick", "--methods", "Noisy"]
+    with pytest.raises(UserWarning, match="of the user's own"):  # the suite's "error" filter
+        main(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        assert main(args) == 0
+    # two fits (DR, Diabetes) warn from one place: shown once, as without compare, not hidden
+    assert [str(w.message) for w in caught] == ["a warning of the user's own"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert main(args) == 0
+    assert "not converged" not in capsys.readouterr().out

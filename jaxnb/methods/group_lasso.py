@@ -622,13 +622,17 @@ def _discrete_exact(problem: GroupLassoProblem, penalty, *, tol, max_iter):
     def body(state):
         it, s, lo, hi, nu, _ = state
         nu = newton_nu(s, newton_nu(s, nu))
-        psi, dpsi, _, ok = evaluate(s, nu)
+        psi, dpsi, herr, ok = evaluate(s, nu)
         ok = ~ridge | ok
-        lo = jnp.where(psi < 0, s, lo)
-        hi = jnp.where(psi < 0, hi, s)
+        # psi's sign is only trusted once the columns sum to 1: a bracket end set from an
+        # unfinished inner solve can exclude the root (lo = hi, the search then stalls); until
+        # then s stays and the next step refines nu.
+        inner = herr <= tol_h[:, 0]
+        lo = jnp.where(inner & (psi < 0), s, lo)
+        hi = jnp.where(inner & (psi >= 0), s, hi)
         step = s - psi / dpsi
         inside = jnp.isfinite(step) & (step > lo) & (step < hi)
-        s_next = jnp.where(ok, s, jnp.where(inside, step, 0.5 * (lo + hi)))
+        s_next = jnp.where(ok | ~inner, s, jnp.where(inside, step, 0.5 * (lo + hi)))
         return it + 1, s_next, lo, hi, nu, ok
 
     nu0 = block_sum(a, ns)  # the MLE's multipliers (rho -> 0)

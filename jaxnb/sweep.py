@@ -540,8 +540,9 @@ def _snb_fit_eval(
 
     Same model as ``SelectiveNB(alpha=alpha, var_smoothing=var_smoothing, direction=...,
     criterion=..., stopping=..., max_features=...)`` fitted on the training rows. Extra metrics:
-    ``n_selected`` = |S|, ``n_evaluations`` (candidate subsets evaluated, the final non-improving
-    step included), ``n_noisy_selected`` when the data carry ``noisy``.
+    ``n_selected`` = |S|, ``converged`` (False when the move budget ``max_steps`` ended the
+    search, `SelectiveNB.converged_`), ``n_evaluations`` (candidate subsets evaluated, the final
+    non-improving step included), ``n_noisy_selected`` when the data carry ``noisy``.
     """
     from .methods import selective as sel
 
@@ -569,6 +570,7 @@ def _snb_fit_eval(
         idx = jnp.argmin(jnp.where(best, path.size, jnp.iinfo(jnp.int32).max))
     out = _subset_metrics(o1, path.mask[idx], d, train_w, valid_w)
     out["n_evaluations"] = jnp.asarray(path.total_evaluations).astype(jnp.int32)
+    out["converged"] = path.converged  # False: the move budget ended the search
     return out
 
 

@@ -85,6 +85,7 @@ def test_snb_forward_error_equals_selective_nb(table1):
         assert got["n_selected"] == sup.sum() == m.path_["size"][-1]
         assert got["n_noisy_selected"] == (sup & data["noisy"][d]).sum()
         assert got["n_evaluations"] == m.n_evaluations_
+        assert bool(got["converged"]) is m.converged_ is True
         # the search criterion is the training error: the last (selected) subset's value
         assert m.selected_step_ == m.n_steps_
         np.testing.assert_allclose(got["train_error"], m.path_["criterion"][-1], atol=1e-12)
@@ -171,6 +172,7 @@ def test_snb_backward_full_and_alpha_grid_equal_selective_nb(table1):
             assert arr["n_selected"][d, h, 0, 0] == sup.sum()
             assert arr["n_noisy_selected"][d, h, 0, 0] == (sup & data["noisy"][d]).sum()
             assert arr["n_evaluations"][d, h, 0, 0] == m.n_evaluations_
+            assert bool(arr["converged"][d, h, 0, 0]) is m.converged_ is True
             np.testing.assert_allclose(
                 arr["train_log_loss"][d, h, 0, 0],
                 m.path_["criterion"][m.selected_step_],

@@ -17,6 +17,8 @@ import warnings
 
 import numpy as np
 
+from .exceptions import ConvergenceWarning
+
 __all__ = ["main"]
 
 
@@ -96,8 +98,6 @@ def _sort_warnings(caught, where, unconverged, seen) -> None:
     """A fit's ConvergenceWarnings become footnotes of the table (once per data set, method and
     message); every other warning is issued again (once per message and place in the run, as
     Python's default shows it) with its own location, so the user's filters apply to it."""
-    from .exceptions import ConvergenceWarning
-
     for w in caught:
         if issubclass(w.category, ConvergenceWarning):
             if (*where, str(w.message)) not in unconverged:
@@ -149,8 +149,6 @@ def cmd_compare(args) -> int:
         except (OSError, ValueError) as e:
             print(f"jaxnb compare: {e}", file=sys.stderr)
             return 2
-    from .exceptions import ConvergenceWarning
-
     rows, failures, unconverged = [], [], []
     seen = set()  # warnings other than ConvergenceWarning already issued again
     total = len(names) * len(datasets)

@@ -13,6 +13,7 @@ import functools
 import inspect
 import numbers
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -21,6 +22,7 @@ import numpy as np
 from . import likelihood as lk
 from ._dtypes import float_dtype
 from .data import FeatureEncoder, _aligned_empty, check_sample_weight, encode_labels
+from .exceptions import ConvergenceWarning
 from .likelihood import _rows_per_block
 from .methods.nb import fit_stats
 from .params import fit_mle
@@ -261,6 +263,11 @@ class BaseNB:
         if isinstance(state.get("mesh"), Mesh):
             state["mesh"] = int(state["mesh"].devices.size)
         return state
+
+    def _warn_unconverged(self, message: str) -> None:
+        """`jaxnb.ConvergenceWarning` located at the user's ``fit`` call (past ``fit`` and the
+        `_transactional` wrapper every subclass's ``fit`` gets)."""
+        warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
     def __copy__(self):
         # copies keep a Mesh as it is (only pickling turns it into a device count)

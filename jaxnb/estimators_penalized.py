@@ -16,7 +16,6 @@ References:
 from __future__ import annotations
 
 import time
-import warnings
 from functools import partial
 
 import jax
@@ -29,7 +28,6 @@ from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from .estimators import _PAD_MAX_ROWS, BaseNB, _as_mesh
-from .exceptions import ConvergenceWarning
 from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
@@ -408,15 +406,13 @@ class GroupLassoNB(BaseNB):
         self.converged_ = bool(converged[idx])
         if not self.converged_:
             other = "fista" if self.solver == "exact" else "exact"
-            warnings.warn(
+            self._warn_unconverged(
                 f"GroupLassoNB(solver={self.solver!r}): at the selected penalty "
                 f"{self.penalty_:.4g} the solver stopped after {int(n_steps[idx])} steps "
                 f"(max_steps={int(self.max_steps)}) without reaching tol={float(self.tol):g} "
                 "(raised to its rounding floor): the parameters are not at the optimum. Raise "
                 f"max_steps or tol, or try solver={other!r}; path_['converged'] and "
-                "path_['n_steps'] hold every grid point",
-                ConvergenceWarning,
-                stacklevel=3,  # past BaseNB's fit wrapper: the user's fit call
+                "path_['n_steps'] hold every grid point"
             )
         self.fit_time_ = time.perf_counter() - t0
         return self
@@ -584,13 +580,11 @@ class L1NB(BaseNB):
         # the validation selection reads the path fitted on the training part
         whole = self.path_converged_ and (self.selection != "validation" or bool(p_tr.converged))
         if self.max_steps is None and not whole:  # a budget the user set is a cap
-            warnings.warn(
-                f"L1NB: the LARS path stopped at its default budget of {int(path.n_steps)} "
+            self._warn_unconverged(
+                f"L1NB: the LARS path stopped at its default budget of {path.beta.shape[0] - 1} "
                 "segments (3 p) before its end (λ = 0, the box-constrained least-squares "
                 "solution): the selection saw part of the path. Pass a larger max_steps; "
-                "path_converged_ and s_path_ hold the path",
-                ConvergenceWarning,
-                stacklevel=3,  # past BaseNB's fit wrapper: the user's fit call
+                "path_converged_ and s_path_ hold the path"
             )
         self.selected_index_ = max(idx, 0)
         self._beta = jnp.asarray(beta)
@@ -746,13 +740,11 @@ class WeightedNB(BaseNB):
                     else "Adam at a fixed learning_rate need not reach tol: lower learning_rate "
                     "and raise max_steps, or use solver='lbfgs'"
                 )
-                warnings.warn(
+                self._warn_unconverged(
                     f"WeightedNB(scheme='gradient', solver={self.solver!r}) stopped at "
                     f"max_steps={int(info.n_steps)} with gradient norm "
                     f"{float(info.grad_norm):.2e} > tol={float(self.tol):g}: the weights are "
-                    f"not at the optimum. {fix}; info_ and converged_ hold the details",
-                    ConvergenceWarning,
-                    stacklevel=3,  # past BaseNB's fit wrapper: the user's fit call
+                    f"not at the optimum. {fix}; info_ and converged_ hold the details"
                 )
         self.weights_ = np.asarray(self._w)[order]
         self.fit_time_ = time.perf_counter() - t0

@@ -9,7 +9,6 @@ the α / mask columns of ``path_``) are in the user's column order.
 from __future__ import annotations
 
 import time
-import warnings
 from functools import partial
 
 import jax
@@ -20,7 +19,6 @@ from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from .estimators import _PAD_MAX_ROWS, BaseNB
-from .exceptions import ConvergenceWarning
 from .methods import selective as sel
 from .methods import stagewise as sw
 from .model_selection import kfold_stats, select_along_path, stratified_folds, validation_split
@@ -385,19 +383,17 @@ class SelectiveNB(_SearchBase):
         n_steps = int(path.n_steps)
         self.converged_ = bool(path.converged)
         if not self.converged_:
-            budget = (
-                "20 phases, every one improving"
+            budget = (  # read off the path: its phase count, or its rows (budget + 1)
+                f"{path.n_phases} phases, every one improving"
                 if self.stopping == "phases"
-                else f"{sel.default_max_steps(L.shape[1], self.direction)} moves"
+                else f"{path.mask.shape[0] - 1} moves"
             )
-            warnings.warn(
+            self._warn_unconverged(
                 f"SelectiveNB(direction={self.direction!r}, stopping={self.stopping!r}): the "
                 f"search stopped at its budget of {budget} before its own end; the subset is the "
                 "best among the moves made (path_ holds them). "
                 "jaxnb.methods.selective.selective_path / phase_floating_path take a larger "
-                "max_steps / max_phases",
-                ConvergenceWarning,
-                stacklevel=3,  # past BaseNB's fit wrapper: the user's fit call
+                "max_steps / max_phases"
             )
         if self.validation_fraction is not None:  # ESANN §5.2: smallest subset with lowest error
             idx = select_along_path(

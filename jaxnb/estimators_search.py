@@ -280,6 +280,10 @@ class SelectiveNB(_SearchBase):
         the lowest validation error among all subsets the search visited).
       max_features: forward moves stop at this many predictors (None: no limit); forward and
         forward_backward directions only (a backward start holds every predictor).
+      max_steps: budget of recorded moves for ``stopping="improve"`` / ``"full"`` (None:
+        `jaxnb.methods.selective.default_max_steps`, p one-way, 4 p floating). Not used by
+        ``stopping="phases"``, whose phases each run to the full / empty set.
+      max_phases: budget of phases for ``stopping="phases"`` (None: 20); only with that stopping.
       refit: with a validation split, refit NB on all rows for the chosen subset (default True);
         False keeps the parameters fitted on the training part (ESANN's protocol).
       random_state: seed of the validation split.
@@ -288,10 +292,10 @@ class SelectiveNB(_SearchBase):
       support_: (p,) bool chosen subset (user column order); path_: dict of NumPy path arrays
         (n_steps_ + 1 rows: mask, criterion, error, size, toggled, added, n_evaluations);
       selected_step_; n_steps_; n_evaluations_; params_ (Ω⁽¹⁾ of the refitted NB);
-      converged_: False when the search's move budget (`jaxnb.methods.selective.default_max_steps`:
-        p one-way, 4 p floating; 20 phases for ``stopping="phases"``) ended it before its own end
-        (no improving move, or the full / empty set); ``fit`` then emits
-        `jaxnb.ConvergenceWarning`.
+      converged_: False when the search's budget (``max_steps`` moves, or ``max_phases`` phases
+        for ``stopping="phases"``) ended it before its own end (no improving move, or the full /
+        empty set). With the default budget ``fit`` then emits `jaxnb.ConvergenceWarning`; a
+        ``max_steps`` / ``max_phases`` you set is a deliberate cap and stays silent.
     """
 
     def __init__(
@@ -305,6 +309,8 @@ class SelectiveNB(_SearchBase):
         validation_fraction=None,
         stopping="improve",
         max_features=None,
+        max_steps=None,
+        max_phases=None,
         refit=True,
         random_state=0,
         missing="error",
@@ -319,6 +325,8 @@ class SelectiveNB(_SearchBase):
         self.validation_fraction = validation_fraction
         self.stopping = stopping
         self.max_features = max_features
+        self.max_steps = max_steps
+        self.max_phases = max_phases
         self.refit = refit
         self.random_state = random_state
         self.missing = missing
@@ -345,6 +353,19 @@ class SelectiveNB(_SearchBase):
                 f"max_features caps forward moves; direction={self.direction!r} starts from every "
                 "predictor, so the result could hold more than max_features. Use "
                 "direction='forward' or 'forward_backward', or max_features=None"
+            )
+        _check_int("max_steps", self.max_steps, 1, allow_none=True)
+        _check_int("max_phases", self.max_phases, 1, allow_none=True)
+        if self.stopping == "phases" and self.max_steps is not None:
+            raise ValueError(
+                "max_steps bounds the moves of stopping='improve' / 'full'; stopping='phases' "
+                "runs every phase to the full / empty set: bound it with max_phases, or set "
+                "max_steps=None"
+            )
+        if self.stopping != "phases" and self.max_phases is not None:
+            raise ValueError(
+                f"max_phases bounds stopping='phases'; got stopping={self.stopping!r}: use "
+                "max_steps to bound its moves, or set max_phases=None"
             )
         if not isinstance(self.refit, bool):
             raise ValueError(f"refit must be True or False; got refit={self.refit!r}")
@@ -376,13 +397,20 @@ class SelectiveNB(_SearchBase):
             direction=self.direction, criterion=self.criterion, max_features=self.max_features
         )
         if self.stopping == "phases":
-            search_fn = sel.phase_floating_path
+            budget_set = self.max_phases is not None
+            search_fn = partial(
+                sel.phase_floating_path,
+                max_phases=20 if self.max_phases is None else self.max_phases,
+            )
         else:
-            search_fn = partial(sel.selective_path, stopping=self.stopping)
+            budget_set = self.max_steps is not None
+            search_fn = partial(
+                sel.selective_path, stopping=self.stopping, max_steps=self.max_steps
+            )
         path = search_fn(L, omega1.log_prior, yy, jnp.asarray(score_w), **search)
         n_steps = int(path.n_steps)
         self.converged_ = bool(path.converged)
-        if not self.converged_:
+        if not self.converged_ and not budget_set:
             budget = (  # read off the path: its phase count, or its rows (budget + 1)
                 f"{path.n_phases} phases, every one improving"
                 if self.stopping == "phases"
@@ -391,9 +419,8 @@ class SelectiveNB(_SearchBase):
             self._warn_unconverged(
                 f"SelectiveNB(direction={self.direction!r}, stopping={self.stopping!r}): the "
                 f"search stopped at its budget of {budget} before its own end; the subset is the "
-                "best among the moves made (path_ holds them). "
-                "jaxnb.methods.selective.selective_path / phase_floating_path take a larger "
-                "max_steps / max_phases"
+                "best among the moves made (path_ holds them). Set a larger "
+                + ("max_phases" if self.stopping == "phases" else "max_steps")
             )
         if self.validation_fraction is not None:  # ESANN §5.2: smallest subset with lowest error
             idx = select_along_path(

@@ -159,3 +159,57 @@ def test_compare_leaves_other_warnings_to_the_users_filters(monkeypatch, capsys)
         warnings.simplefilter("ignore", UserWarning)
         assert main(args) == 0
     assert "not converged" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward_forward"])
+def test_selective_nb_user_move_budget_is_a_silent_cap(diabetes, direction):
+    from jaxnb import SelectiveNB
+
+    X, y = diabetes
+    full = SelectiveNB(direction=direction, criterion="log_loss").fit(X, y)
+    assert full.converged_ and full.n_steps_ >= 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a cap the user set is not a convergence failure
+        cut = SelectiveNB(direction=direction, criterion="log_loss", max_steps=1).fit(X, y)
+    assert not cut.converged_ and cut.n_steps_ == 1
+    np.testing.assert_array_equal(cut.path_["mask"], full.path_["mask"][:2])
+    np.testing.assert_array_equal(cut.support_, full.path_["mask"][1])
+    # a budget the search does not reach changes nothing
+    roomy = SelectiveNB(direction=direction, criterion="log_loss", max_steps=full.n_steps_ + 1)
+    roomy.fit(X, y)
+    assert roomy.converged_
+    np.testing.assert_array_equal(roomy.support_, full.support_)
+
+
+def test_selective_nb_max_phases_caps_the_phase_search(diabetes):
+    from jaxnb import SelectiveNB
+
+    X, y = diabetes
+    kw = dict(direction="forward_backward", criterion="log_loss", stopping="phases")
+    full = SelectiveNB(**kw).fit(X, y)
+    assert full.converged_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        one = SelectiveNB(**kw, max_phases=1).fit(X, y)
+    # the first (forward) phase improves on the empty set, so one phase cannot end the search
+    assert not one.converged_
+    fwd = SelectiveNB(direction="forward", criterion="log_loss", stopping="full").fit(X, y)
+    np.testing.assert_array_equal(one.path_["mask"], fwd.path_["mask"])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(max_steps=0), "max_steps must be an int >= 1"),
+        (dict(max_steps=2.0), "max_steps must be an int >= 1"),
+        (dict(max_phases=True, stopping="phases", direction="forward_backward"), "max_phases"),
+        (dict(max_steps=3, stopping="phases", direction="forward_backward"), "bound it with"),
+        (dict(max_phases=3), "max_phases bounds stopping='phases'"),
+    ],
+)
+def test_selective_nb_budget_arguments_are_checked(diabetes, kwargs, match):
+    from jaxnb import SelectiveNB
+
+    X, y = diabetes
+    with pytest.raises(ValueError, match=match):
+        SelectiveNB(**kwargs).fit(X, y)

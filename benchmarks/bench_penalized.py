@@ -8,7 +8,7 @@
    19.1 s).
 2. A 20-point aL1/L2-NB path (fsNB §3.2) on one Table-1 DR data set (N = 300, p = 20, J = 3):
    problem, λ grid and path in one jitted call, with the default exact group-by-group solver and
-   with ``solver="fista"`` (FISTA + Dykstra over all groups, warm starts; the default before
+   with ``solver="fista"`` (FISTA over all groups, warm starts; the default before
    2026-11-22); the two objectives are printed. Target < 2 s (no published timing).
 3. The default estimator `GroupLassoNB(adaptive=True).fit` on the same data in float32 (JAX's
    default precision, as in experiments/fsnb_table1.py): statistics, path, AIC scores, selection.

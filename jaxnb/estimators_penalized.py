@@ -168,7 +168,8 @@ class GroupLassoNB(BaseNB):
     Minimizes ``NLL/N + λ Σ_i w_i ‖Ω_i − Ω_i⁽⁰⁾‖₂`` (discrete groups; continuous groups use
     ``continuous_scale · λ``) over the NB parameters (`jaxnb.methods.group_lasso`): discrete
     groups exactly, group by group (the objective is separable; ``solver="exact"``, default),
-    continuous groups by FISTA with a Dykstra prox (``solver="fista"``: every group by FISTA).
+    continuous groups by FISTA with a Dykstra prox (``solver="fista"``: every group by FISTA,
+    with the discrete groups' prox exact).
     A predictor whose parameters reach Ω_i⁽⁰⁾ (the marginal MLE) is removed exactly.
     ``adaptive=True`` uses ``w_i = 1 / ‖Ω_i⁽¹⁾ − Ω_i⁽⁰⁾‖₂`` (aL1/L2-NB).
 

@@ -17,6 +17,7 @@ from jaxnb.optim import (
     prox_dykstra,
     prox_gradient_residual,
     prox_group_l2,
+    prox_group_l2_simplex,
     solve_fista,
 )
 
@@ -435,3 +436,94 @@ def test_fista_init_step_decrease():
         assert np.count_nonzero(ref) == (4 if lam == 0.1 else 3)
         if lam == 1.0:
             assert float(x[1]) == 0.0
+
+
+def _ref_prox_l2_simplex(z, c, thr, n_states):
+    """Prox of thr_i ||theta_i - c_i|| + simplex columns (float64 NumPy, independent of the
+    library): theta(u) = P_simplex(c + u (z - c)) column by column (`ref_simplex`), and u in (0, 1]
+    by bisection on h(u) = (1 - u) / u ||theta(u) - c|| = thr_i (h is non-increasing)."""
+    out, removed, kinds = np.empty_like(z), [], []
+    off = np.concatenate([[0], np.cumsum(n_states)])
+
+    def proj(zi, ci, u):
+        cols = [ref_simplex(ci[:, j] + u * (zi[:, j] - ci[:, j])) for j in range(zi.shape[1])]
+        return np.stack(cols, 1)
+
+    def h(zi, ci, u):
+        return (1.0 - u) / u * np.sqrt(((proj(zi, ci, u) - ci) ** 2).sum())
+
+    for i in range(len(n_states)):
+        zi, ci = z[off[i] : off[i + 1]], c[off[i] : off[i + 1]]
+        if h(zi, ci, 1e-9) <= thr[i]:
+            out[off[i] : off[i + 1]], kind = ci, "removed"
+        else:
+            lo, hi = 1e-9, 1.0
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if h(zi, ci, mid) > thr[i] else (lo, mid)
+            out[off[i] : off[i + 1]] = proj(zi, ci, hi)
+            kind = "interior" if out[off[i] : off[i + 1]].min() > 0 else "bound"
+        removed.append(kind == "removed")
+        kinds.append(kind)
+    return out, np.array(removed), kinds
+
+
+def _random_cpt_prox_problem(rng, n_states, n_cols, zero_fraction):
+    """A centre on the simplex columns (some entries exactly 0, as with unsmoothed counts) and a
+    point z on the affine hull of the blocks."""
+    K = sum(n_states)
+    c = rng.random((K, n_cols)) * (rng.random((K, n_cols)) >= zero_fraction)
+    off = np.concatenate([[0], np.cumsum(n_states)])
+    for i in range(len(n_states)):
+        blk = c[off[i] : off[i + 1]]
+        blk[:, blk.sum(0) == 0] = 1.0
+        c[off[i] : off[i + 1]] = blk / blk.sum(0)
+    z = c + rng.normal(size=(K, n_cols)) * 0.3
+    z = np.asarray(project_cpt_affine(jnp.asarray(z), n_states))
+    return z, c
+
+
+@pytest.mark.parametrize("n_states", [(2, 3, 4, 3), (9, 2, 12)])  # sort-free and sorted paths
+def test_prox_group_l2_simplex_matches_numpy_reference(n_states):
+    rng = np.random.default_rng(sum(n_states))
+    prox = jax.jit(prox_group_l2_simplex, static_argnames="n_states")
+    kinds_seen = set()
+    for trial in range(12):
+        z, c = _random_cpt_prox_problem(rng, n_states, 3, zero_fraction=0.3)
+        thr = rng.random(len(n_states)) * [0.0, 0.05, 0.3, 1.0][trial % 4]
+        theta, removed = prox(jnp.asarray(z), jnp.asarray(c), jnp.asarray(thr), n_states=n_states)
+        ref, ref_removed, kinds = _ref_prox_l2_simplex(z, c, thr, n_states)
+        kinds_seen.update(kinds)
+        np.testing.assert_allclose(theta, ref, atol=1e-10)
+        np.testing.assert_array_equal(removed, ref_removed)
+        theta = np.asarray(theta)
+        assert theta.min() >= 0
+        for blk in np.split(theta, np.cumsum(n_states)[:-1]):
+            np.testing.assert_allclose(blk.sum(0), 1.0, atol=1e-12)
+        # removed groups are the centre bit for bit
+        for i, blk in enumerate(np.split(np.arange(sum(n_states)), np.cumsum(n_states)[:-1])):
+            if ref_removed[i]:
+                np.testing.assert_array_equal(theta[blk], c[blk])
+    # every branch was exercised: removed, plain shrink, shrink meeting theta >= 0 (bisection)
+    assert kinds_seen == {"removed", "interior", "bound"}
+
+
+def test_prox_group_l2_simplex_agrees_with_dykstra_and_vmaps():
+    """Same prox as Dykstra's alternating algorithm run to convergence, and vmap over thresholds
+    equals the loop."""
+    n_states = (3, 4, 2)
+    z, c = _random_cpt_prox_problem(np.random.default_rng(5), n_states, 2, zero_fraction=0.4)
+    thrs = jnp.asarray([[0.01, 0.02, 0.03], [0.1, 0.2, 0.05], [0.4, 0.4, 0.4]])
+    f = jax.jit(lambda t: prox_group_l2_simplex(z, c, t, n_states=n_states)[0])
+    batched = jax.vmap(f)(thrs)
+    for k, t in enumerate(thrs):
+        d_x, _, info = prox_dykstra(
+            jnp.asarray(z),
+            lambda a, t=t: prox_group_l2(a, c, t, n_states=n_states),
+            lambda a: project_cpt(a, n_states),
+            max_steps=100_000,
+            tol=1e-15,
+        )
+        assert bool(info.converged)
+        np.testing.assert_allclose(batched[k], d_x, atol=1e-12)
+        np.testing.assert_allclose(batched[k], f(t), atol=1e-15)

@@ -45,16 +45,20 @@ Documented choices (departures from the paper):
   so two scalar Newton iterations (multipliers, then log rho) give it to rounding accuracy in
   about 5-15 steps, for every grid point at once. The continuous groups (the likelihood is not
   convex in (mu, sigma)) and every group with ``solver="fista"`` use FISTA with backtracking
-  (`jaxnb.optim.solve_fista`), whose prox of ``penalty + constraints`` is computed by the
-  Dykstra-like proximal algorithm (`jaxnb.optim.prox_dykstra`) alternating the centred group
-  soft-threshold with the simplex (CPT) / floor (sigma) projection. The CPT input is first
+  (`jaxnb.optim.solve_fista`). Its prox of ``penalty + constraints`` is separable too. For a
+  discrete group it is exact (`jaxnb.optim.prox_group_l2_simplex`): the CPT input is first
   projected onto the affine hull ``sum_k theta_ikj = 1`` (exact, because the prox of a function
-  whose domain lies in an affine set A satisfies ``prox(z) = prox(P_A z)``, and the centred shrink
-  maps A into A), so Dykstra only has to reconcile the shrink with ``theta >= 0`` and typically
-  stops after one or two passes. The returned prox takes, group by group, Omega^(0) exactly where
-  Dykstra's shrink iterate sits at the centre, and the feasible projected iterate otherwise.
+  whose domain lies in an affine set A satisfies ``prox(z) = prox(P_A z)``); then the group is at
+  Omega_i^(0) by a zero test, or is the plain centred soft-threshold when that stays
+  non-negative, or else solves one monotone scalar equation (bisection on log u, where
+  ``theta = P_simplex(center + u d)``). For a continuous group the Dykstra-like proximal algorithm
+  (`jaxnb.optim.prox_dykstra`) alternates the centred soft-threshold with the floor on sigma and
+  returns Omega^(0) exactly where its shrink iterate sits at the centre. (Until 2026-11-26
+  Dykstra served the discrete groups too: with zero counts and a group near its removal
+  threshold it needed ~200 passes against a cap of 100, and FISTA stalled on the inexact prox.)
 * **Stopping tests are scale-aware.** Dykstra stops at ``dykstra_tol`` *or* a few ulps of the
-  iterate, and FISTA at ``tol`` *or* the rounding floor of its residual (`jaxnb.optim.fista`).
+  iterate, the bisection at a few ulps of log u, and FISTA at ``tol`` *or* the rounding floor of
+  its residual (`jaxnb.optim.fista`).
   Under float32 (JAX's default) the absolute float64-style tolerances are below what the
   arithmetic can resolve; before these floors every prox ran all ``max_dykstra_steps`` passes and
   every solve all ``max_steps`` iterations (about 50 s for one 20-point discrete Table-1 path; now
@@ -76,10 +80,16 @@ import optax.tree_utils as otu
 from jax import lax
 
 from jaxnb._checks import check_array_range, concrete
-from jaxnb.optim.blocks import block_expand, block_max, block_sum
+from jaxnb.optim.blocks import block_expand, block_sum
 from jaxnb.optim.fista import SolverInfo, solve_fista
-from jaxnb.optim.projections import project_box, project_cpt, project_cpt_affine
-from jaxnb.optim.prox import group_norms, prox_dykstra, prox_group_l2, safe_norm_from_sq
+from jaxnb.optim.projections import project_box, project_cpt_affine
+from jaxnb.optim.prox import (
+    group_norms,
+    prox_dykstra,
+    prox_group_l2,
+    prox_group_l2_simplex,
+    safe_norm_from_sq,
+)
 
 
 def _check_values(name, value, *, low_open=False):
@@ -366,7 +376,10 @@ def prox_group_lasso(
     max_dykstra_steps: int = 100,
     dykstra_tol=1e-13,
 ):
-    r"""Prox of ``step x (group penalty + constraints)`` at ``params`` (Dykstra; module docstring).
+    r"""Prox of ``step x (group penalty + constraints)`` at ``params`` (module docstring).
+
+    Discrete groups: exact (`jaxnb.optim.prox_group_l2_simplex`). Continuous groups: Dykstra's
+    algorithm (``max_dykstra_steps`` passes at most, tolerance ``dykstra_tol``).
 
     Returns:
       `GroupLassoParams`: CPT blocks on the simplex, ``std >= min_std``, and removed groups exactly
@@ -375,45 +388,37 @@ def prox_group_lasso(
     q, r = problem.n_discrete, problem.n_continuous
     thr = step * _penalty_vector(problem, penalty_discrete, penalty_continuous)
     center = problem.center
-
-    def shrink(p):
-        cpt = p.cpt
-        if q:
-            cpt = prox_group_l2(p.cpt, center.cpt, thr[:q], n_states=problem.n_states)
-        mean, std = p.mean, p.std
-        if r:
-            # Continuous group i = column i of [mean; std]  ->  rows of the (r, 2c) stack.
-            stacked = jnp.concatenate([p.mean, p.std], axis=0).T
+    cpt = params.cpt
+    if q:  # exact, group by group (`prox_group_l2_simplex`); removed groups exactly Omega^(0)
+        cpt, _ = prox_group_l2_simplex(
+            project_cpt_affine(params.cpt, problem.n_states),
+            center.cpt,
+            thr[:q],
+            n_states=problem.n_states,
+        )
+    mean, std = params.mean, params.std
+    if r:
+        # Continuous group i = column i of [mean; std]  ->  rows of the (r, 2c) stack; Dykstra
+        # alternates its centred shrink with the floor sigma >= min_std.
+        def shrink(p):
+            stacked = jnp.concatenate([p[0], p[1]], axis=0).T
             cstack = jnp.concatenate([center.mean, center.std], axis=0).T
             out = prox_group_l2(stacked, cstack, thr[q:]).T
-            mean, std = out[: p.mean.shape[0]], out[p.mean.shape[0] :]
-        return GroupLassoParams(cpt, mean, std)
+            return out[: p[0].shape[0]], out[p[0].shape[0] :]
 
-    def project(p):
-        cpt = project_cpt(p.cpt, problem.n_states) if q else p.cpt
-        return GroupLassoParams(cpt, p.mean, project_box(p.std, problem.min_std[None, :]))
+        def project(p):
+            return p[0], project_box(p[1], problem.min_std[None, :])
 
-    z = params
-    if q:
-        z = GroupLassoParams(
-            project_cpt_affine(params.cpt, problem.n_states), params.mean, params.std
+        x, y, _ = prox_dykstra(
+            (mean, std), shrink, project, max_steps=max_dykstra_steps, tol=dykstra_tol
         )
-    x, y, _ = prox_dykstra(z, shrink, project, max_steps=max_dykstra_steps, tol=dykstra_tol)
-    # Group by group: exactly Omega^(0) where the shrink iterate is at the centre, else the
-    # feasible x.
-    cpt = x.cpt
-    if q:
-        ns = problem.n_states
-        removed = block_max(jnp.max(jnp.abs(y.cpt - center.cpt), axis=1), ns) == 0
-        cpt = jnp.where(block_expand(removed, ns)[:, None], center.cpt, x.cpt)
-    mean, std = x.mean, x.std
-    if r:
+        # Exactly Omega^(0) where the shrink iterate is at the centre, else the feasible x.
         removed_c = (
-            (jnp.max(jnp.abs(y.mean - center.mean), axis=0) == 0)
-            & (jnp.max(jnp.abs(y.std - center.std), axis=0) == 0)
+            (jnp.max(jnp.abs(y[0] - center.mean), axis=0) == 0)
+            & (jnp.max(jnp.abs(y[1] - center.std), axis=0) == 0)
         )[None, :]
-        mean = jnp.where(removed_c, center.mean, x.mean)
-        std = jnp.where(removed_c, center.std, x.std)
+        mean = jnp.where(removed_c, center.mean, x[0])
+        std = jnp.where(removed_c, center.std, x[1])
     return GroupLassoParams(cpt, mean, std)
 
 
@@ -743,10 +748,9 @@ def fit_group_lasso(
     * ``"exact"`` (default): the objective is a sum over predictors, so the discrete groups are
       solved group by group by root-finding (`_discrete_exact`: the zero test, then the ridge
       form of the optimality conditions, Newton on two scalar equations), and the continuous
-      groups, whose likelihood is not convex in (mu, sigma), by FISTA + Dykstra prox on their own
+      groups, whose likelihood is not convex in (mu, sigma), by FISTA (Dykstra prox) on their own
       part of the problem. About 10x faster than ``"fista"`` on the discrete Table-1 paths.
-    * ``"fista"``: FISTA with backtracking over all groups at once, prox by Dykstra
-      (module docstring).
+    * ``"fista"``: FISTA with backtracking over all groups at once (prox: module docstring).
 
     Args:
       problem: from `make_group_lasso_problem`.
@@ -760,8 +764,8 @@ def fit_group_lasso(
         residual's rounding floor where it is below it, e.g. ``1e-7`` under float32). ``tol`` is
         also the exact solver's tolerance on its relative residuals (``|log(rho t / tau)|`` and
         the simplex sums; at least a few ulps).
-      max_dykstra_steps, dykstra_tol: cap and absolute tolerance of the inner Dykstra loop (which
-        also stops once its change is a few ulps of the iterate).
+      max_dykstra_steps, dykstra_tol: cap and absolute tolerance of the inner Dykstra loop of the
+        continuous groups' prox (which also stops once its change is a few ulps of the iterate).
       step_growth: trial step multiplier per iteration (see `jaxnb.optim.fista_step`).
       max_exact_steps: cap on the exact solver's outer Newton steps (it needs about 5-15).
 

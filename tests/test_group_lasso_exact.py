@@ -1,7 +1,7 @@
 """The exact (group-by-group) discrete solver of the group-lasso NB problem.
 
 Checked against (i) the optimality conditions of each group evaluated in float64 NumPy
-(independent of both solvers), (ii) the FISTA + Dykstra solver run to a tight tolerance, on mixed,
+(independent of both solvers), (ii) the FISTA solver run to a tight tolerance, on mixed,
 discrete-only, unsmoothed (zero counts) and zero-weight-class problems, and (iii) the estimator.
 """
 

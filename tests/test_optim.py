@@ -527,3 +527,29 @@ def test_prox_group_l2_simplex_agrees_with_dykstra_and_vmaps():
         assert bool(info.converged)
         np.testing.assert_allclose(batched[k], d_x, atol=1e-12)
         np.testing.assert_allclose(batched[k], f(t), atol=1e-15)
+
+
+def test_prox_group_l2_simplex_float32_nan_and_bad_input():
+    n_states = (3, 4, 2)
+    z, c = _random_cpt_prox_problem(np.random.default_rng(7), n_states, 2, zero_fraction=0.4)
+    thr = np.array([0.05, 0.2, 0.4])
+    ref, _, kinds = _ref_prox_l2_simplex(z, c, thr, n_states)
+    assert "bound" in kinds  # the bisection branch runs
+    # float32 arrays keep float32 under x64 (the bisection's carry once mixed in a float64 bound)
+    f32 = lambda a: jnp.asarray(a, jnp.float32)
+    th32, _ = prox_group_l2_simplex(f32(z), f32(c), f32(thr), n_states=n_states)
+    assert th32.dtype == jnp.float32
+    np.testing.assert_allclose(th32, ref, atol=2e-6)
+    # a NaN / inf group comes back NaN, the other groups unchanged
+    for bad in (np.nan, np.inf):
+        zb = z.copy()
+        zb[0, 0] = bad
+        th, removed = prox_group_l2_simplex(zb, c, thr, n_states=n_states)
+        assert np.isnan(np.asarray(th)[:3]).all() and not bool(removed[0])
+        np.testing.assert_allclose(np.asarray(th)[3:], ref[3:], atol=1e-12)
+    with pytest.raises(ValueError, match="sum\\(n_states\\)"):
+        prox_group_l2_simplex(z, c, thr, n_states=(3, 3, 2))
+    with pytest.raises(ValueError, match="flattened CPT"):
+        prox_group_l2_simplex(z[:, 0], c[:, 0], thr, n_states=n_states)
+    with pytest.raises(ValueError, match="n_states is empty"):
+        prox_group_l2_simplex(z[:0], c[:0], thr[:0], n_states=())

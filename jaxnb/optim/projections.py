@@ -187,7 +187,7 @@ def project_cpt_affine(cpt, n_states):
 
     ``x_k <- x_k - (sum_l x_l - 1) / n_states[i]`` within predictor i's block of every column. This
     is the exact projection onto the equality constraints of Eq. (9) in fsNB (ignoring ``x >= 0``);
-    it is used to pre-condition Dykstra's algorithm in the group-lasso prox and to build
+    it is the first step of the group-lasso prox of the discrete groups and builds
     tangent-space gradients for the KKT condition (with ``sum = 0`` via ``cpt -
     project_cpt_affine(0)``).
 

@@ -288,9 +288,16 @@ def prox_group_l2_simplex(x, center, threshold, *, n_states, max_bisect=None):
 
     Returns:
       ``(theta, removed)``: the (K, c) prox and a (q,) bool, True where the group is exactly at
-      ``c``.
+      ``c``. A group holding NaN or inf comes back NaN (not removed).
     """
+    from .projections import _check_n_states
+
     x = jnp.asarray(x)
+    if x.ndim != 2:
+        raise ValueError(f"x must be a (K, c) flattened CPT; got shape {x.shape}")
+    n_states = _check_n_states(x, n_states)
+    if not n_states:
+        raise ValueError("n_states is empty: there is no discrete group to take the prox of")
     dtype = x.dtype
     eps = float(jnp.finfo(dtype).eps)
     d, valid = _cpt_padded(x - jnp.asarray(center, dtype), n_states)
@@ -312,7 +319,7 @@ def prox_group_l2_simplex(x, center, threshold, *, n_states, max_bisect=None):
     removed = (~(h(jnp.full_like(thr, log_min)) > thr) | (dn <= thr)) & ~fast
     n_max = int(np.ceil(np.log2(-log_min / eps))) + 2 if max_bisect is None else int(max_bisect)
     # h(u) <= (1 - u) ||d|| (w is a projection of d onto a convex set holding 0), so u* <= u0.
-    hi0 = jnp.where(u0 > 0, jnp.log(jnp.maximum(u0, np.exp(log_min))), 0.0)
+    hi0 = jnp.where(u0 > 0, jnp.log(jnp.maximum(u0, float(np.exp(log_min)))), 0.0)
     lo0 = jnp.full_like(thr, log_min)
     need0 = ~(fast | removed)
 
@@ -332,4 +339,7 @@ def prox_group_l2_simplex(x, center, threshold, *, n_states, max_bisect=None):
     theta_b = _shifted_simplex_step(d, c, valid, jnp.exp(hi)[:, None, None])[1]
     theta = jnp.where(fast[:, None, None], theta0, theta_b)
     theta = jnp.where(removed[:, None, None], c, theta)
-    return _cpt_unpadded(theta, n_states), removed
+    # NaN / inf input: NaN out (the comparisons above would otherwise hide it), not removed
+    bad = ~jnp.isfinite(dn)
+    theta = jnp.where(bad[:, None, None], jnp.nan, theta)
+    return _cpt_unpadded(theta, n_states), removed & ~bad

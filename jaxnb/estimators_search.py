@@ -283,7 +283,8 @@ class SelectiveNB(_SearchBase):
       max_steps: budget of recorded moves for ``stopping="improve"`` / ``"full"`` (None:
         `jaxnb.methods.selective.default_max_steps`, p one-way, 4 p floating). Not used by
         ``stopping="phases"``, whose phases each run to the full / empty set.
-      max_phases: budget of phases for ``stopping="phases"`` (None: 20); only with that stopping.
+      max_phases: budget of phases for ``stopping="phases"`` (None:
+        `jaxnb.methods.selective.DEFAULT_MAX_PHASES`, 20); only with that stopping.
       refit: with a validation split, refit NB on all rows for the chosen subset (default True);
         False keeps the parameters fitted on the training part (ESANN's protocol).
       random_state: seed of the validation split.
@@ -398,10 +399,7 @@ class SelectiveNB(_SearchBase):
         )
         if self.stopping == "phases":
             budget_set = self.max_phases is not None
-            search_fn = partial(
-                sel.phase_floating_path,
-                max_phases=20 if self.max_phases is None else self.max_phases,
-            )
+            search_fn = partial(sel.phase_floating_path, max_phases=self.max_phases)
         else:
             budget_set = self.max_steps is not None
             search_fn = partial(

@@ -100,6 +100,7 @@ __all__ = [
     "phase_floating_path",
     "mle_contributions",
     "masked_scores",
+    "DEFAULT_MAX_PHASES",
     "default_max_steps",
 ]
 
@@ -138,6 +139,9 @@ class SelectivePath(eqx.Module):
     total_evaluations: jax.Array
     n_phases: jax.Array
     converged: jax.Array
+
+
+DEFAULT_MAX_PHASES = 20  # phase_floating_path's budget of phases (max_phases=None)
 
 
 def default_max_steps(n_predictors: int, direction: str) -> int:
@@ -517,7 +521,7 @@ def phase_floating_path(
     *,
     direction="forward_backward",
     criterion="error",
-    max_phases=20,
+    max_phases=None,
     max_features=None,
     initial_mask=None,
 ) -> PhaseFloatingPath:
@@ -529,8 +533,8 @@ def phase_floating_path(
     Args:
       L, bias, y, weight, criterion, max_features: as in `selective_path`.
       direction: ``"forward_backward"`` (first phase forward) or ``"backward_forward"``.
-      max_phases: maximum number of phases (``hit_max_phases`` in the result says when it ended
-        the search).
+      max_phases: maximum number of phases (None: `DEFAULT_MAX_PHASES`; ``hit_max_phases`` in the
+        result says when it ended the search).
       initial_mask: (p,) bool starting subset (None: empty for ``"forward_backward"``, full for
         ``"backward_forward"``).
 
@@ -543,6 +547,8 @@ def phase_floating_path(
         )
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
+    if max_phases is None:
+        max_phases = DEFAULT_MAX_PHASES
     if int(max_phases) < 1:
         raise ValueError(f"max_phases must be >= 1; got {max_phases!r}")
     L = jnp.asarray(L)

@@ -135,6 +135,27 @@ def _cpt_layout(n_states: tuple[int, ...]):
     return rows, valid, back
 
 
+def _cpt_blocks(a, n_states):
+    """(K, ...) flattened CPT -> (q, ..., M) padded blocks (state axis last) and the validity
+    mask (q, 1, ..., 1, M); padding entries read row 0 and must be masked by the caller."""
+    q, M = len(n_states), max(n_states)
+    if uniform_states(n_states) is not None:  # no padding: a reshape instead of a gather
+        blocks = a.reshape((q, M) + a.shape[1:])
+        valid = np.ones((q, M), bool)
+    else:
+        rows, valid, _ = _cpt_layout(n_states)
+        blocks = a[rows]
+    blocks = jnp.moveaxis(blocks, 1, -1)
+    return blocks, jnp.asarray(valid).reshape((q,) + (1,) * (blocks.ndim - 2) + (M,))
+
+
+def _cpt_unblocks(blocks, n_states):
+    """Inverse of `_cpt_blocks`: (q, ..., M) -> (K, ...)."""
+    q, M = blocks.shape[0], blocks.shape[-1]
+    flat = jnp.moveaxis(blocks, -1, 1).reshape((q * M,) + blocks.shape[1:-1])
+    return flat if uniform_states(n_states) is not None else flat[_cpt_layout(n_states)[2]]
+
+
 def _check_n_states(cpt, n_states):
     n_states = tuple(int(m) for m in n_states)
     if any(m < 1 for m in n_states):
@@ -171,15 +192,9 @@ def project_cpt(cpt, n_states):
     if M is not None:  # no padding: a reshape instead of the two gathers
         q = len(n_states)
         return project_simplex(cpt.reshape((q, M) + cpt.shape[1:]), axis=1).reshape(cpt.shape)
-    rows, valid, back = _cpt_layout(n_states)
-    q, M = valid.shape
-    padded = cpt[rows]  # (q, M, ...)
-    padded = jnp.moveaxis(padded, 1, -1)  # (q, ..., M)
-    mask = jnp.asarray(valid).reshape((q,) + (1,) * (padded.ndim - 2) + (M,))
+    padded, mask = _cpt_blocks(cpt, n_states)  # (q, ..., M)
     tau = _simplex_threshold(padded, jnp.broadcast_to(mask, padded.shape))
-    out = jnp.maximum(padded - tau, 0.0)
-    out = jnp.moveaxis(out, -1, 1).reshape((q * M,) + cpt.shape[1:])
-    return out[back]
+    return _cpt_unblocks(jnp.maximum(padded - tau, 0.0), n_states)
 
 
 def project_cpt_affine(cpt, n_states):

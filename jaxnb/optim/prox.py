@@ -18,6 +18,7 @@ import optax.tree_utils as otu
 from jax import lax
 
 from .blocks import block_expand, block_sum
+from .projections import _PAIRWISE_MAX, _check_n_states, _cpt_blocks, _cpt_unblocks
 
 __all__ = ["prox_group_l2", "prox_group_l2_simplex", "group_norms", "prox_dykstra", "DykstraInfo"]
 
@@ -189,27 +190,6 @@ def prox_dykstra(
     return x, y, DykstraInfo(k, change, change <= tol + rtol * scale)
 
 
-def _cpt_padded(a, n_states):
-    """(K, c) flattened CPT -> (q, c, M) padded blocks and the (q, 1, M) validity mask."""
-    from .projections import _cpt_layout
-
-    q, M = len(n_states), max(n_states)
-    rows, valid, _ = _cpt_layout(n_states)
-    blocks = a[rows] if not all(m == M for m in n_states) else a.reshape((q, M) + a.shape[1:])
-    return jnp.moveaxis(blocks, 1, -1), jnp.asarray(valid)[:, None, :]
-
-
-def _cpt_unpadded(blocks, n_states):
-    """Inverse of `_cpt_padded`: (q, c, M) -> (K, c)."""
-    from .projections import _cpt_layout
-
-    q, c, M = blocks.shape
-    flat = jnp.moveaxis(blocks, -1, 1).reshape((q * M, c))
-    if all(m == M for m in n_states):
-        return flat
-    return flat[_cpt_layout(n_states)[2]]
-
-
 def _shifted_simplex_step(d, c, valid, u):
     r"""``w = P(d)`` onto ``{w : sum_k w_k = 0, w_k >= -c_k / u}`` per column, and ``c + u w``.
 
@@ -223,8 +203,6 @@ def _shifted_simplex_step(d, c, valid, u):
 
     Shapes: d, c (q, C, M), zero at padding; valid (q, 1, M); u (q, 1, 1). Returns ``(w, theta)``.
     """
-    from .projections import _PAIRWISE_MAX
-
     M = d.shape[-1]
     x = jnp.where(valid, d + c / u, -jnp.inf)
     if M <= _PAIRWISE_MAX:
@@ -290,8 +268,6 @@ def prox_group_l2_simplex(x, center, threshold, *, n_states, max_bisect=None):
       ``(theta, removed)``: the (K, c) prox and a (q,) bool, True where the group is exactly at
       ``c``. A group holding NaN or inf comes back NaN (not removed).
     """
-    from .projections import _check_n_states
-
     x = jnp.asarray(x)
     if x.ndim != 2:
         raise ValueError(f"x must be a (K, c) flattened CPT; got shape {x.shape}")
@@ -300,8 +276,8 @@ def prox_group_l2_simplex(x, center, threshold, *, n_states, max_bisect=None):
         raise ValueError("n_states is empty: there is no discrete group to take the prox of")
     dtype = x.dtype
     eps = float(jnp.finfo(dtype).eps)
-    d, valid = _cpt_padded(x - jnp.asarray(center, dtype), n_states)
-    c, _ = _cpt_padded(jnp.broadcast_to(jnp.asarray(center, dtype), x.shape), n_states)
+    d, valid = _cpt_blocks(x - jnp.asarray(center, dtype), n_states)
+    c, _ = _cpt_blocks(jnp.broadcast_to(jnp.asarray(center, dtype), x.shape), n_states)
     d = jnp.where(valid, d, 0.0)
     c = jnp.where(valid, c, 0.0)
     thr = jnp.broadcast_to(jnp.asarray(threshold, dtype), (len(n_states),))
@@ -342,4 +318,4 @@ def prox_group_l2_simplex(x, center, threshold, *, n_states, max_bisect=None):
     # NaN / inf input: NaN out (the comparisons above would otherwise hide it), not removed
     bad = ~jnp.isfinite(dn)
     theta = jnp.where(bad[:, None, None], jnp.nan, theta)
-    return _cpt_unpadded(theta, n_states), removed & ~bad
+    return _cpt_unblocks(theta, n_states), removed & ~bad

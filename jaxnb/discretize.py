@@ -107,10 +107,20 @@ def _distinct_value_counts(values, y, w, n_classes):
     group = np.searchsorted(distinct, xs)
     counts = np.zeros((distinct.size, n_classes))
     np.add.at(counts, (group, ys), ws)
-    cuts = (distinct[:-1] + distinct[1:]) / 2.0
-    # the midpoint of two adjacent floats may round onto the upper one; keep x <= cut -> lower bin
-    cuts = np.where(cuts >= distinct[1:], distinct[:-1], cuts)
-    return cuts, counts
+    return _midpoints(distinct), counts
+
+
+def _midpoints(distinct):
+    """Cuts between sorted distinct finite-or-inf values: midpoints, else the lower value.
+
+    Halving before adding keeps the midpoint of two values near the float range finite (the sum
+    would overflow to ±inf). A midpoint that rounds onto the upper value, or is not finite, is
+    replaced by the lower value, which keeps ``lower <= cut < upper`` (x <= cut -> lower bin)."""
+    lower, upper = distinct[:-1], distinct[1:]
+    with np.errstate(invalid="ignore"):  # inf / 2 + -inf / 2 -> NaN, replaced below
+        mid = lower / 2.0 + upper / 2.0
+    ok = np.isfinite(mid) & (mid >= lower) & (mid < upper)
+    return np.where(ok, mid, lower)
 
 
 def _check_counts(cuts, counts):
@@ -123,6 +133,8 @@ def _check_counts(cuts, counts):
         )
     if not np.isfinite(counts).all() or (counts < 0).any():
         raise ValueError("counts must be finite and >= 0")
+    if np.isnan(cuts).any() or (cuts[1:] < cuts[:-1]).any():  # inf padding edges are fine
+        raise ValueError("cuts must be sorted in increasing order with no NaN")
     # empty bins carry no information: each is merged into the preceding non-empty bin, so the
     # candidate cut after a non-empty bin is its own upper edge (trailing padding vanishes)
     nonempty = np.flatnonzero(counts.sum(axis=1) > 0)
@@ -275,12 +287,15 @@ def _modl_dp_many(counts_list):
     prior(I) + L > best total so far (L: `_unconstrained_bound`), which for MODL happens a few
     steps after the optimal number of intervals I*. O(p M² (I* + few)) time, vectorized.
     Padding bins lie after each predictor's last bin, so they never enter its D_I[m_j].
-    Predictors longer than `_BATCH_MAX_BINS` bins go to `_modl_dp`.
+    Predictors longer than `_BATCH_MAX_BINS` bins, or whose own tensor exceeds `_BATCH_ELEMENTS`,
+    go to `_modl_dp`.
     """
     out = [None] * len(counts_list)
     small = []
     for j, counts in enumerate(counts_list):
-        if counts.shape[0] > _BATCH_MAX_BINS:
+        m, n_classes = counts.shape
+        # a predictor whose own (m + 1)^2 J tensor exceeds the cap goes alone to the O(m J) DP
+        if m > _BATCH_MAX_BINS or (m + 1) ** 2 * n_classes > _BATCH_ELEMENTS:
             out[j] = _modl_dp(counts)
         else:
             small.append(j)
@@ -573,7 +588,8 @@ def _fayyad_irani(counts):
         k = np.count_nonzero(total > 0)
         k1 = np.count_nonzero(left[best] > 0)
         k2 = np.count_nonzero(right[best] > 0)
-        delta = math.log2(3.0**k - 2.0) - (k * ent_s - k1 * ent_l[best] - k2 * ent_r[best])
+        # integer power: 3.0**k overflows from k = 647 classes and would forbid every cut
+        delta = math.log2(3 ** int(k) - 2) - (k * ent_s - k1 * ent_l[best] - k2 * ent_r[best])
         if n > 1 and gain > (math.log2(n - 1.0) + delta) / n:
             cut = lo + best + 1
             chosen.append(cut)
@@ -623,7 +639,12 @@ def equal_width_cuts(values, n_bins: int, *, sample_weight=None) -> np.ndarray:
     if values.size == 0 or values.min() == values.max():
         return np.zeros(0)
     lo, hi = values.min(), values.max()
-    return lo + (hi - lo) * np.arange(1, n_bins) / n_bins
+    frac = np.arange(1, n_bins) / n_bins
+    with np.errstate(over="ignore"):
+        width = hi - lo
+    if np.isfinite(width):
+        return lo + width * frac
+    return lo * (1.0 - frac) + hi * frac  # a range wider than the float maximum
 
 
 def equal_frequency_cuts(values, n_bins: int, *, sample_weight=None) -> np.ndarray:

@@ -222,3 +222,35 @@ def test_unsupervised_cuts_use_sample_weight():
             )
     with pytest.raises(ValueError, match="sample_weight must be finite and >= 0"):
         equal_width_cuts(x, 2, sample_weight=-w)
+
+
+def test_cuts_between_values_near_the_float_limits_stay_between_them():
+    # the plain midpoint (a + b) / 2 overflows to -inf here, a cut that separates nothing
+    for lo, hi in [(-1.7e308, -1e308), (1e308, 1.7e308), (-1.7e308, 1.7e308)]:
+        x = np.array([lo] * 5 + [hi] * 5)
+        y = np.array([0] * 5 + [1] * 5)
+        for cut_fn in (modl_cuts, fayyad_irani_cuts):
+            cuts = cut_fn(x, y)
+            assert cuts.size == 1 and lo <= cuts[0] < hi, (cut_fn.__name__, lo, hi, cuts)
+            np.testing.assert_array_equal(apply_cuts(x, cuts), y)
+    # equal-width cuts over a range wider than the float maximum
+    cuts = equal_width_cuts(np.array([-1.7e308, 1.7e308]), 4)
+    np.testing.assert_allclose(cuts, [-0.85e308, 0.0, 0.85e308], atol=1e295)
+
+
+def test_fayyad_irani_cuts_with_hundreds_of_classes():
+    # 3.0**k overflows from k = 647 and made the MDL threshold infinite: no cut at all
+    for n_classes in (20, 700):
+        y = np.repeat(np.arange(n_classes), 3)
+        x = y.astype(float)
+        cuts = fayyad_irani_cuts(x, y, n_classes=n_classes)
+        np.testing.assert_allclose(cuts, np.arange(n_classes - 1) + 0.5)
+
+
+def test_cuts_from_counts_reject_unsorted_or_nan_cuts():
+    counts = np.array([[30, 0], [0, 30], [30, 0]], dtype=float)
+    for fn in (modl_cuts_from_counts, fayyad_irani_cuts_from_counts):
+        for bad in ([np.nan, 1.0], [2.0, 1.0]):
+            with pytest.raises(ValueError, match="cuts must be sorted"):
+                fn(bad, counts)
+        assert fn([1.0, 2.0], counts).tolist() == [1.0, 2.0]

@@ -143,3 +143,21 @@ def test_many_validation_and_empty_inputs():
         modl_cuts_from_counts_many([np.zeros(1)], [])
     with pytest.raises(ValueError, match="same number of classes"):
         modl_cuts_from_counts_many([np.zeros(0), np.zeros(0)], [np.ones((1, 2)), np.ones((1, 3))])
+
+
+def test_one_predictor_over_the_tensor_cap_takes_the_per_predictor_dp(monkeypatch):
+    # the element cap holds for a chunk of one too: its (m + 1)^2 J tensor would exceed it
+    rng = np.random.default_rng(3)
+    counts_l = [rng.integers(0, 5, (m, 3)).astype(float) + 1 for m in (6, 40)]
+    cuts_l = [np.arange(c.shape[0] - 1, dtype=float) for c in counts_l]
+    monkeypatch.setattr(D, "_BATCH_ELEMENTS", 41**2 * 3 - 1)
+    widths, per_predictor = [], []
+    chunk, single = D._modl_dp_chunk, D._modl_dp
+    monkeypatch.setattr(D, "_modl_dp_chunk", lambda cl, w: widths.append(w) or chunk(cl, w))
+    monkeypatch.setattr(D, "_modl_dp", lambda c: per_predictor.append(c.shape[0]) or single(c))
+    got = modl_cuts_from_counts_many(cuts_l, counts_l, return_cost=True)
+    assert widths == [6] and per_predictor == [40]
+    for (cuts, cost), cu, co in zip(got, cuts_l, counts_l, strict=True):
+        ref, ref_cost = _reference(cu, co)
+        np.testing.assert_array_equal(cuts, ref)
+        assert cost == pytest.approx(ref_cost, rel=1e-12)

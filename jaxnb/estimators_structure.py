@@ -420,7 +420,8 @@ class FlexibleNB(_KernelBase):
     Args:
       h: smoothing factor (None: normal rule per class).
       alpha: Lidstone pseudo-count for discrete columns (mixed data only).
-      chunk_size: query rows per chunk (memory O(chunk · n · r · c)); None: all at once.
+      chunk_size: query rows per chunk (memory O(chunk · n · r), one class at a time); None: all
+        at once.
       discrete, n_states: column handling as in `NaiveBayes`.
 
     Attributes:
@@ -509,7 +510,8 @@ class FlexibleTAN(_KernelBase):
     Args:
       structure: "kde" or "gaussian" edge weights.
       root: the tree's root, a user column index of a continuous column (None: the first one).
-      h, alpha, chunk_size, discrete, n_states: as in `FlexibleNB`.
+      h, alpha, chunk_size, discrete, n_states: as in `FlexibleNB`; chunk_size also bounds the
+        rows per step of the KDE CMI at fit time.
 
     Attributes:
       tree_: int (p,) parents in user column indices (-1 at the root and for discrete columns);
@@ -561,7 +563,7 @@ class FlexibleTAN(_KernelBase):
         c = len(self.classes_)
         x, yy, ww = self._train
         if self.structure == "kde":
-            cmi = kde.kde_conditional_mutual_information(x, yy, c, ww, self._h())
+            cmi = kde.kde_conditional_mutual_information(x, yy, c, ww, self._h(), self.chunk_size)
         else:
             cmi = st.conditional_mutual_information_gaussian(x, yy, c, ww)
         self._parent = st.maximum_spanning_tree(cmi, root)

@@ -176,3 +176,37 @@ def test_jit_and_input_errors():
     np.testing.assert_allclose(f(x[:3], x, y, 2), K.parzen_log_density(x[:3], x, y, 2), rtol=1e-12)
     with pytest.raises(ValueError, match="y must have shape"):
         K.flexible_nb_log_contributions(x, x, y[:5], 2)
+
+
+def test_empty_class_scores_minus_inf_not_nan():
+    # n_classes = 3 with no row of class 2, and class 1 emptied by zero weights: log 0 = -inf,
+    # and the other classes' scores are unchanged (a NaN column made every posterior NaN)
+    x, y = _data(11, n=40)
+    q = np.random.default_rng(12).normal(size=(5, 2))
+    parent = np.array([-1, 0])
+    fns = {
+        "flexible_nb": lambda *a: K.flexible_nb_log_joint(*a),
+        "parzen": lambda *a: K.parzen_log_joint(*a),
+        "flexible_tan": lambda q, x, y, c, w=None: K.flexible_tan_log_joint(q, x, y, parent, c, w),
+    }
+    for name, fn in fns.items():
+        two = np.asarray(fn(q, x, y, 2))
+        three = np.asarray(fn(q, x, y, 3))
+        assert np.all(three[:, 2] == -np.inf), name
+        np.testing.assert_allclose(three[:, :2], two, rtol=1e-12, err_msg=name)
+        w = (y == 0).astype(float)
+        zero_w = np.asarray(fn(q, x, y, 2, w))
+        assert np.all(zero_w[:, 1] == -np.inf) and np.all(np.isfinite(zero_w[:, 0])), name
+
+
+def test_kde_scalar_bandwidth_and_chunked_cmi():
+    rng = np.random.default_rng(13)
+    data, q = rng.normal(size=(30, 3)), rng.normal(size=(4, 3))
+    np.testing.assert_allclose(
+        K.kde_log_density(q, data, 0.5), K.kde_log_density(q, data, np.full(3, 0.5)), rtol=1e-14
+    )
+    x, y = _data(14, n=50, r=3)
+    full = np.asarray(K.kde_conditional_mutual_information(x, y, 2, chunk_size=None))
+    for chunk in (7, 50, 64):  # padded last chunk, one exact chunk, one larger than n
+        got = K.kde_conditional_mutual_information(x, y, 2, chunk_size=chunk)
+        np.testing.assert_allclose(got, full, rtol=1e-12, atol=1e-15)

@@ -288,3 +288,24 @@ def test_canonical_groups_and_input_errors():
         S.forward_sequential_selection_joining(
             np.zeros((4, 2)), np.zeros(4, int), np.zeros((3, 2)), np.zeros(4, int), 2
         )
+
+
+def test_semi_naive_searches_with_a_class_without_training_rows():
+    # a class with no training weight has prior log 0 = -inf in every structure's scores; that
+    # column is valid and must not disqualify every candidate (the search stayed at its start)
+    xt, yt = _correlated_pair_data(0, 600)
+    xv, yv = _correlated_pair_data(1, 600)
+    for search in (S.forward_sequential_selection_joining, S.backward_condensed_search):
+        two = search(xt, yt, xv, yv, 2)
+        three = search(xt, yt, xv, yv, 3)
+        np.testing.assert_array_equal(three.groups, two.groups)
+        assert np.isfinite(three.error) and three.error == pytest.approx(two.error, rel=1e-12)
+        assert len(three.history) == len(two.history)
+    # a validation row of that class is always wrong (finite error) and has infinite log loss
+    xv3, yv3 = np.concatenate([xv, xv[:1]]), np.concatenate([yv, [2]]).astype(np.int32)
+    res = S.forward_sequential_selection_joining(xt, yt, xv3, yv3, 3)
+    g = res.groups
+    assert g[0] >= 0 and g[0] == g[1], g
+    params = S.fit_gaussian_joint(xt, yt, 3)
+    pred = np.argmax(np.asarray(S.seminaive_log_joint(params, g, xv3)), 1)
+    assert res.error == pytest.approx(np.mean(pred != yv3), rel=1e-12)

@@ -18,8 +18,8 @@ Classifiers (slides, "Kernel-based classifiers"; Pérez, Larrañaga & Inza 2009)
 - the KDE estimate of I(X_i, X_k | C) used to learn the flexible TAN tree.
 
 Everything is in log space with `logsumexp` over training rows; zero-weight rows enter as
-log 0 = −inf. Query rows are processed in chunks (`lax.map`) so memory is O(chunk · n · r · c),
-not O(m · n · r · c). Information is in nats.
+log 0 = −inf. Query rows are processed in chunks and classes one at a time (`lax.map`), so memory is
+O(chunk · n · r), not O(m · n · r · c). Information is in nats.
 """
 
 from __future__ import annotations
@@ -184,10 +184,27 @@ def _map_chunks(fn, query, chunk_size):
     return out.reshape((n_chunks * chunk_size,) + out.shape[2:])[:m]
 
 
+def _sum_chunks(fn, rows, row_weight, chunk_size):
+    """Σ over row chunks of fn((rows_chunk, weight_chunk)); padding rows get weight 0."""
+    m = rows.shape[0]
+    if chunk_size is None or chunk_size >= m:
+        return fn((rows, row_weight))
+    n_chunks = -(-m // chunk_size)
+    pad = n_chunks * chunk_size - m
+    rows = jnp.pad(rows, ((0, pad), (0, 0))).reshape(n_chunks, chunk_size, rows.shape[1])
+    row_weight = jnp.pad(row_weight, (0, pad)).reshape(n_chunks, chunk_size)
+    return jnp.sum(jax.lax.map(fn, (rows, row_weight)), axis=0)
+
+
 def _log_kernel(query, x, bw):
     """Per-dimension log N(q_j; x_nj, bw_j²): (b, r), (n, r), (r,) -> (b, n, r)."""
     z = (query[:, None, :] - x[None, :, :]) / bw[None, None, :]
     return -0.5 * z * z - jnp.log(bw)[None, None, :] - 0.5 * _LOG_2PI
+
+
+def _log_count(nc):
+    """log N_c, 0 for an empty class: its logsumexp is already −inf (−inf − log 0 would be NaN)."""
+    return jnp.log(jnp.where(nc > 0, nc, 1.0))
 
 
 def _log_weights(wy):
@@ -224,6 +241,7 @@ def kde_log_density(query, data, bandwidth, weight=None, chunk_size: int | None 
         raise ValueError(
             f"bandwidth must be a scalar or have shape ({data.shape[1]},); got {bw.shape}"
         )
+    bw = jnp.broadcast_to(bw, (data.shape[1],))
 
     def chunk(qc):
         lk = jnp.sum(_log_kernel(qc.astype(dtype), data.astype(dtype), bw), axis=2)
@@ -250,7 +268,7 @@ def flexible_nb_log_contributions(
     x, wy = _prepare(values, y, n_classes, weight)
     bw, nc = kde_bandwidths(x, y, n_classes, 1, weight, h)
     log_w = _log_weights(wy)
-    log_nc = jnp.log(nc)
+    log_nc = _log_count(nc)
     query = jnp.asarray(query, x.dtype)
     _check_query_columns("query", query, x.shape[1])
 
@@ -259,7 +277,9 @@ def flexible_nb_log_contributions(
             lk = _log_kernel(qc, x, bw_c)  # (b, n, r)
             return logsumexp(lk + log_w_c[None, :, None], axis=1) - log_n_c  # (b, r)
 
-        return jax.vmap(one_class, out_axes=2)(bw, log_w.T, log_nc)
+        # one class at a time: a vmap over classes would hold (c, b, n, r) kernel values
+        per = jax.lax.map(lambda a: one_class(*a), (bw, log_w.T, log_nc))  # (c, b, r)
+        return jnp.moveaxis(per, 0, 2)
 
     return _map_chunks(chunk, query, chunk_size)
 
@@ -289,7 +309,7 @@ def parzen_log_density(
     x, wy = _prepare(values, y, n_classes, weight)
     bw, nc = kde_bandwidths(x, y, n_classes, x.shape[1], weight, h)
     log_w = _log_weights(wy)
-    log_nc = jnp.log(nc)
+    log_nc = _log_count(nc)
     query = jnp.asarray(query, x.dtype)
     _check_query_columns("query", query, x.shape[1])
 
@@ -345,7 +365,7 @@ def flexible_tan_log_contributions(
     bw1, nc = kde_bandwidths(x, y, n_classes, 1, weight, h)
     bw2, _ = kde_bandwidths(x, y, n_classes, 2, weight, h)
     log_w = _log_weights(wy)
-    log_nc = jnp.log(nc)
+    log_nc = _log_count(nc)
     has = parent >= 0
     par = jnp.clip(parent, 0)
     query = jnp.asarray(query, x.dtype)
@@ -359,9 +379,12 @@ def flexible_tan_log_contributions(
             joint = logsumexp(lw + lk2 + lk2_par, axis=1)
             marg = logsumexp(lw + lk2_par, axis=1)
             root = logsumexp(lw + _log_kernel(qc, x, bw1_c), axis=1) - log_n_c
-            return jnp.where(has[None, :], joint - marg, root)
+            # an empty class: joint and marg are both -inf; its contribution is log 0
+            child = jnp.where(jnp.isneginf(marg), -jnp.inf, joint - marg)
+            return jnp.where(has[None, :], child, root)
 
-        return jax.vmap(one_class, out_axes=2)(bw1, bw2, log_w.T, log_nc)
+        per = jax.lax.map(lambda a: one_class(*a), (bw1, bw2, log_w.T, log_nc))  # (c, b, r)
+        return jnp.moveaxis(per, 0, 2)  # one class at a time, as in flexible NB
 
     return _map_chunks(chunk, query, chunk_size)
 
@@ -378,8 +401,10 @@ def flexible_tan_log_joint(
     return _log_prior(wy)[None, :] + jnp.sum(contrib, axis=1)
 
 
-@jit_entry("n_classes", check=_kernel_check)
-def kde_conditional_mutual_information(values, y, n_classes: int, weight=None, h=None) -> jax.Array:
+@jit_entry("n_classes", "chunk_size", check=_kernel_check)
+def kde_conditional_mutual_information(
+    values, y, n_classes: int, weight=None, h=None, chunk_size: int | None = 256
+) -> jax.Array:
     r"""Resubstitution KDE estimate of I(X_i, X_k | C) for all pairs (slides, flexible classifiers).
 
     Î(X_i, X_k | C) = Σ_c p(c) (1/N_c) Σ_{n: y_n = c}
@@ -389,8 +414,8 @@ def kde_conditional_mutual_information(values, y, n_classes: int, weight=None, h
     estimate is an expectation). The joint is the 2-D product-kernel KDE (normal rule, m = 2) and
     the marginals are its own marginals (same bandwidths). The KDE at a training point includes
     that point's own kernel (resubstitution, as in the slides), so independent pairs score slightly
-    above 0. Cost O(n² r² c) time and O(n² r) memory per (class, predictor) step of a `lax.map`.
-    The diagonal is set to 0.
+    above 0. Cost O(n² r² c) time; memory O(chunk_size · n · r): the rows the estimate averages
+    over are taken `chunk_size` at a time (None: all n at once, O(n² r)). The diagonal is set to 0.
 
     Returns:
       (r, r) symmetric, nats; use as weights for `structure.maximum_spanning_tree`.
@@ -403,17 +428,22 @@ def kde_conditional_mutual_information(values, y, n_classes: int, weight=None, h
 
     def per_class(args):
         bw_c, log_w_c, w_c, n_c = args
-        lk = _log_kernel(x, x, bw_c)  # (n_a, n_b, r)
         lw = log_w_c[None, :, None]
-        log_marg = logsumexp(lw + lk, axis=1)  # (n_a, r); the 1/N_c cancels in the ratio
 
-        def per_i(i):
-            log_joint = logsumexp(lw + lk + lk[:, :, i][:, :, None], axis=1)  # (n_a, r)
-            pmi = log_joint - log_marg - log_marg[:, i][:, None]  # + log N_c, added below
-            pmi = jnp.where(w_c[:, None] > 0, pmi, 0.0)
-            return (w_c @ pmi) / jnp.where(n_c > 0, n_c, 1.0)
+        def block(rows):  # weighted sums over a block of evaluation rows a, (r, r)
+            xa, wa = rows
+            lk = _log_kernel(xa, x, bw_c)  # (b, n, r)
+            log_marg = logsumexp(lw + lk, axis=1)  # (b, r); the 1/N_c cancels in the ratio
 
-        mi = jax.lax.map(per_i, jnp.arange(r)) + jnp.log(jnp.where(n_c > 0, n_c, 1.0))
+            def per_i(i):
+                log_joint = logsumexp(lw + lk + lk[:, :, i][:, :, None], axis=1)  # (b, r)
+                pmi = log_joint - log_marg - log_marg[:, i][:, None]  # + log N_c, added below
+                return wa @ jnp.where(wa[:, None] > 0, pmi, 0.0)
+
+            return jax.lax.map(per_i, jnp.arange(r))
+
+        sums = _sum_chunks(block, x, w_c, chunk_size)
+        mi = sums / jnp.where(n_c > 0, n_c, 1.0) + _log_count(n_c)
         return jnp.where(n_c > 0, mi, 0.0)
 
     per = jax.lax.map(per_class, (bw2, log_w.T, wy.T, nc))  # (c, r, r)

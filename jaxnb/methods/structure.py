@@ -752,10 +752,12 @@ def _score_structures(params, groups, x, y, w, onehot):
     def score(g):
         log_post = jax.nn.log_softmax(seminaive_log_joint(params, g, x), axis=1)
         wrong = (jnp.argmax(log_post, axis=1) != y).astype(x.dtype)
-        err, loss = jnp.sum(w * wrong), -jnp.sum(w * jnp.sum(onehot * log_post, axis=1))
-        # a structure whose scores are not finite (a Cholesky that failed) is never chosen: its
-        # argmax would read "class 0" for every row
-        bad = ~jnp.all(jnp.isfinite(log_post))
+        true_lp = jnp.sum(jnp.where(onehot > 0, log_post, 0.0), axis=1)  # no 0 * (-inf)
+        err, loss = jnp.sum(w * wrong), -jnp.sum(w * true_lp)
+        # a structure whose scores are NaN (a Cholesky that failed) is never chosen: its argmax
+        # would read "class 0" for every row. A -inf column (a class without training weight,
+        # prior log 0) is a valid score and must not disqualify every structure
+        bad = jnp.any(jnp.isnan(log_post))
         return jnp.where(bad, jnp.inf, err), jnp.where(bad, jnp.inf, loss)
 
     return jax.vmap(score)(groups)

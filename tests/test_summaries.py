@@ -260,3 +260,37 @@ def test_validation_names_the_argument():
         CPiD.init(2, 2, split_fraction=0.0)
     with pytest.raises(ValueError, match="values must be finite"):
         GaussianSummary.init(2, 1).update(np.array([[np.inf]]), np.array([0]))
+
+
+def test_gaussian_float32_large_offset_batches_stay_accurate():
+    # a plain float32 batch sum of 65536 values near 1e6 put the mean 47 off and the variance
+    # at 2228; sums about a pivot with the two-pass correction keep float32 close to float64
+    rng = np.random.default_rng(21)
+    n = 65536
+    y = rng.integers(0, 2, n)
+    x = (np.where(y[:, None] == 0, 1e6, -3e6) + rng.normal(size=(n, 2)) * [1.0, 5.0]).astype(
+        np.float32
+    )
+    s = GaussianSummary.init(2, 2, dtype=jnp.float32)
+    s = s.update(x[: n // 2], y[: n // 2]).update(x[n // 2 :], y[n // 2 :])  # pivot: running mean
+    assert s.mean.dtype == jnp.float32
+    x64 = x.astype(np.float64)
+    for k in range(2):
+        xk = x64[y == k]
+        np.testing.assert_allclose(np.asarray(s.mean[k]), xk.mean(0), rtol=0, atol=0.07)
+        np.testing.assert_allclose(np.asarray(s.variance[k]), xk.var(0), rtol=1e-3)
+
+
+def test_empty_batches_weight_dtype_and_merge_dtype():
+    for summary in (GKClass.init(2, 1), CPiD.init(2, 1)):
+        out = summary.update(np.zeros((0, 1)), np.zeros(0, np.int64))
+        for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(summary), strict=True):
+            np.testing.assert_array_equal(a, b)
+    x = np.random.default_rng(22).normal(size=(10, 2))
+    y = np.arange(10) % 2
+    s32 = GaussianSummary.init(2, 2, dtype=jnp.float32)
+    assert s32.update(x, y, np.ones(10)).mean.dtype == jnp.float32  # weights follow the summary
+    with pytest.raises(TypeError, match="same init"):
+        s32.merge(GaussianSummary.init(2, 2, dtype=jnp.float64))
+    with pytest.raises(ValueError, match="finite"):
+        s32.update(x, y).log_prob(np.array([[np.inf, 0.0]]))

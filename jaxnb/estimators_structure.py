@@ -831,6 +831,8 @@ class FilterNB(_FilterBase):
         self.scores_ = np.empty(p)
         self.scores_[to_user] = rel
         self.ranking_ = None if order is None else to_user[np.asarray(order)]
+        if self.filter == "cfs":  # a subset, sorted in user column order (internal order differs)
+            self.ranking_ = np.sort(self.ranking_)
         self.params_ = self._nb_fit(codes, values, y_enc, w)
         self._set_support(mask)
         self.fit_time_ = time.perf_counter() - t0

@@ -582,3 +582,58 @@ def test_counts_and_probe_arguments_name_themselves():
         F.mi_prefilter(codes, y, jax.random.PRNGKey(0), 2, 2, n_probes=2.5)
     with pytest.raises(TypeError, match="probe_states must be an int"):
         F.mi_prefilter(codes, y, jax.random.PRNGKey(0), 2, 2, probe_states=5.0)
+
+
+def test_constant_columns_score_exactly_zero():
+    # an ulp-sized residue of s1 / wc gave a constant column a spurious Gaussian MI (1.05 nats in
+    # float32, ranked first; +inf or 0.35 in float64 with var_floor=0), and a weighted constant
+    # discrete column MI = 1e-16 > 0, which threshold=0 kept
+    rng = np.random.default_rng(3)
+    for n in (50, 77, 100):
+        y = (np.arange(n) % 3).astype(np.int32)
+        X = np.c_[y + rng.normal(size=n), np.full(n, 12345.6), np.full(n, 3.7)]
+        w = rng.random(n)
+        for dtype in (np.float32, np.float64):
+            with jax.enable_x64(dtype == np.float64):
+                for weight in (None, w):
+                    mi = np.asarray(F.mutual_information_gaussian(X.astype(dtype), y, 3, weight))
+                    assert mi[1] == 0.0 and mi[2] == 0.0 and mi[0] > 0.1, (n, dtype, mi)
+                    r = np.asarray(F.feature_correlation_continuous(X.astype(dtype), weight))
+                    assert r[1, 2] == 0.0 and r[2, 1] == 0.0 and r[0, 1] == 0.0, (n, dtype)
+                    codes = np.c_[y, np.zeros(n, np.int32)]
+                    mid = np.asarray(F.mutual_information_discrete(codes, y, 3, 3, weight))
+                    assert mid[1] == 0.0 and mid[0] > 0.5, (n, dtype, mid)
+    jaxnb = pytest.importorskip("jaxnb")
+    with jax.enable_x64(False):
+        e = jaxnb.FilterNB("mi", k=2).fit(X.astype(np.float32), y)
+        assert e.ranking_.tolist()[0] == 0 and e.scores_[1] == 0.0
+    assert jaxnb.FilterNB("threshold").fit(X, y).support_.tolist() == [True, False, False]
+    d = np.c_[y, np.zeros(n, np.int64)]
+    got = jaxnb.FilterNB("threshold", discrete="all").fit(d, y, sample_weight=w).support_
+    assert got.tolist() == [True, False]
+
+
+def test_rankings_never_repeat_a_pick_with_infinite_scores():
+    rel = np.array([1.0, 1.0, 0.5])
+    red = np.full((3, 3), np.inf)
+    np.fill_diagonal(red, 0.0)
+    assert sorted(np.asarray(F.mrmr(rel, red, 3)).tolist()) == [0, 1, 2]
+    cond = np.full((3, 3), -np.inf)
+    assert sorted(np.asarray(F.cmim(rel, cond, 3)).tolist()) == [0, 1, 2]
+    assert sorted(np.asarray(F.mrmr(np.array([np.inf, np.inf, 0.0]), red, 3)).tolist()) == [0, 1, 2]
+
+
+def test_cfs_ranking_is_sorted_in_user_order_and_prefilter_takes_float_codes():
+    jaxnb = pytest.importorskip("jaxnb")
+    rng = np.random.default_rng(5)
+    n = 200
+    y = rng.integers(0, 2, n)
+    X = np.c_[y + 0.3 * rng.normal(size=n), np.where(rng.random(n) < 0.8, y, 1 - y)]
+    e = jaxnb.FilterNB("cfs", discrete=[1]).fit(X, y)
+    assert e.ranking_.tolist() == [0, 1]
+    codes = np.c_[y, rng.integers(0, 3, n)]
+    key = jax.random.key(0)
+    keep_i, mi_i, _ = F.mi_prefilter(codes.astype(np.int32), y, key, (2, 3), 2)
+    keep_f, mi_f, _ = F.mi_prefilter(codes.astype(float), y, key, (2, 3), 2)
+    np.testing.assert_array_equal(keep_f, keep_i)
+    np.testing.assert_allclose(mi_f, mi_i, rtol=1e-12)

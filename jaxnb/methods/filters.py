@@ -103,6 +103,8 @@ def _default_weight(weight, n: int, dtype) -> jax.Array:
 def _onehot_codes(codes: jax.Array, n_states: tuple[int, ...]) -> jax.Array:
     """(n, q) codes -> (n, q, M) one-hot; -1 (missing) and padded states give all-zero rows."""
     m = max(n_states)
+    if not jnp.issubdtype(codes.dtype, jnp.integer):  # whole-number float codes (checked eagerly)
+        codes = codes.astype(jnp.int32)
     return jax.nn.one_hot(codes, m, dtype=float_dtype())
 
 
@@ -232,11 +234,18 @@ def mutual_information_discrete(codes, y, n_states, n_classes: int, weight=None)
     onehot = _onehot_codes(codes, n_states)
     class_w = jax.nn.one_hot(y, n_classes, dtype=onehot.dtype) * w[:, None]
     joint = jnp.einsum("nia,nc->iac", onehot, class_w)  # (q, M, c)
-    total = jnp.sum(joint, axis=(1, 2), keepdims=True)
+    n_a = jnp.sum(joint, axis=2, keepdims=True)  # (q, M, 1)
+    n_c = jnp.sum(joint, axis=1, keepdims=True)  # (q, 1, c)
+    total = jnp.sum(n_a, axis=1, keepdims=True)  # (q, 1, 1)
     p = joint / jnp.where(total > 0, total, 1.0)
-    pa = jnp.sum(p, axis=2, keepdims=True)
-    pc = jnp.sum(p, axis=1, keepdims=True)
-    return jnp.sum(_xlogx_ratio(p, p, pa * pc), axis=(1, 2))
+    # log p(a, c) / (p(a) p(c)) = [log n(a, c) − log n(c)] − [log n(a) − log N]: for a predictor
+    # with one observed state both brackets are exactly 0 (a ratio of probabilities left
+    # ±1e-16 under weights, which a threshold of 0 kept)
+    pos = joint > 0
+    safe = lambda a: jnp.log(jnp.where(pos, a, 1.0))
+    log_ratio = (safe(joint) - safe(n_c)) - (safe(n_a) - safe(total))
+    mi = jnp.sum(jnp.where(pos, p * log_ratio, 0.0), axis=(1, 2))
+    return jnp.maximum(mi, 0.0)  # MI >= 0; rounding may leave -1e-17
 
 
 def _pair_joint(codes, y, n_states, n_classes, weight) -> jax.Array:
@@ -386,8 +395,8 @@ def symmetric_uncertainty_discrete(codes, y, n_states, n_classes: int, weight=No
 # continuous information measures
 # --------------------------------------------------------------------------------------------------
 def _class_moments(values, y, n_classes, weight):
-    """Per-predictor NaN-aware weighted moments: (class weight (c, r), class mean, class MLE
-    var)."""
+    """Per-predictor NaN-aware weighted moments: (class weight (c, r), class mean about the
+    column's first observed value, class MLE var)."""
     values = jnp.asarray(values)
     if values.ndim != 2:
         raise ValueError(f"values must be 2-D (n, r); got shape {values.shape}")
@@ -398,7 +407,12 @@ def _class_moments(values, y, n_classes, weight):
     values = values.astype(dtype)
     w = _default_weight(weight, values.shape[0], dtype)
     present = jnp.isfinite(values)
-    x = jnp.where(present, values, 0.0)
+    # moments about each column's first observed value: a column that is constant where observed
+    # becomes exact zeros, so its variances are exactly 0 (s1 / wc is inexact, and a mean off by
+    # an ulp gave a float32 constant column a spurious MI of 1.05 nats, ranked first)
+    first = jnp.argmax(present, axis=0)
+    pivot = jnp.where(jnp.any(present, axis=0), values[first, jnp.arange(values.shape[1])], 0.0)
+    x = jnp.where(present, values - pivot[None, :], 0.0)
     wy = jax.nn.one_hot(y, n_classes, dtype=dtype) * w[:, None]  # (n, c)
     wc = wy.T @ present.astype(dtype)  # (c, r)
     s1 = wy.T @ x
@@ -440,8 +454,11 @@ def mutual_information_gaussian(values, y, n_classes: int, weight=None, var_floo
     grand = jnp.sum(pc * mean, axis=0, keepdims=True)
     # law of total variance: MLE overall variance = within + between
     var_all = jnp.sum(pc * (var + (mean - grand) ** 2), axis=0)
-    within = jnp.sum(jnp.where(pc > 0, pc * jnp.log(var + var_floor), 0.0), axis=0)
-    mi = 0.5 * (jnp.log(var_all + var_floor) - within)
+    # ½ Σ_c p(c) [log σ² − log σ²_c]: exactly 0 when every class has the overall variance (the
+    # form log σ² − Σ_c p(c) log σ²_c is not when Σ_c p(c) rounds away from 1)
+    log_all = jnp.log(var_all + var_floor)[None, :]
+    gap = jnp.where(pc > 0, pc * (log_all - jnp.log(var + var_floor)), 0.0)
+    mi = jnp.maximum(0.5 * jnp.sum(gap, axis=0), 0.0)  # >= 0 by Jensen; rounding may dip below
     # a column with no spread at all (constant, or no observed value) carries no information:
     # every variance is 0 and the formula's log 0 - log 0 would be NaN
     return jnp.where(var_all + var_floor > 0, mi, 0.0)
@@ -530,6 +547,9 @@ def feature_correlation_continuous(values, weight=None) -> jax.Array:
 
 
 def _weighted_corr(a, b, w):
+    # shift by the first row: a constant column becomes exact zeros and gets 0, not the ±1 of an
+    # ulp-sized residue divided by itself
+    a, b = a - a[:1], b - b[:1]
     wn = w / jnp.sum(w)
     da = a - (wn @ a)[None, :]
     db = b - (wn @ b)[None, :]
@@ -543,6 +563,16 @@ def _weighted_corr(a, b, w):
 # --------------------------------------------------------------------------------------------------
 # selection rules
 # --------------------------------------------------------------------------------------------------
+def _finite_score(score):
+    """-inf (and inf − inf) -> the lowest finite value, +inf -> the largest: the -inf that masks
+    picked predictors then always loses the argmax (an unpicked score of -inf tied with it and a
+    picked index came back again)."""
+    if not jnp.issubdtype(score.dtype, jnp.floating):
+        return score
+    info = jnp.finfo(score.dtype)
+    return jnp.nan_to_num(score, nan=info.min, posinf=info.max, neginf=info.min)
+
+
 def _selection_check(matrix_name):
     """`jit_entry` hook of `mrmr` / `cmim`: ``k`` a whole number, concrete scores without NaN
     (``argmax`` returns the index of a NaN, so a NaN score would be picked first)."""
@@ -586,7 +616,7 @@ def mrmr(relevance, redundancy, k: int) -> jax.Array:
     def step(carry, t):
         chosen, red_sum = carry
         penalty = jnp.where(t > 0, red_sum / jnp.maximum(t, 1), 0.0)
-        score = jnp.where(chosen, -jnp.inf, relevance - penalty)
+        score = jnp.where(chosen, -jnp.inf, _finite_score(relevance - penalty))
         pick = jnp.argmax(score)
         return (chosen.at[pick].set(True), red_sum + redundancy[:, pick]), pick.astype(jnp.int32)
 
@@ -620,7 +650,7 @@ def cmim(relevance, conditional_relevance, k: int) -> jax.Array:
 
     def step(carry, _):
         chosen, score = carry
-        pick = jnp.argmax(jnp.where(chosen, -jnp.inf, score))
+        pick = jnp.argmax(jnp.where(chosen, -jnp.inf, _finite_score(score)))
         score = jnp.minimum(score, conditional_relevance[:, pick])
         return (chosen.at[pick].set(True), score), pick.astype(jnp.int32)
 
@@ -1028,7 +1058,10 @@ def mi_prefilter(
     _check_codes(codes, jnp.asarray(y), n_classes)
     q = codes.shape[1]
     states = as_state_tuple(n_states, q)
-    probes = jax.random.randint(key, (codes.shape[0], n_probes), 0, probe_states, dtype=codes.dtype)
+    # whole-number float codes are valid codes too; randint draws integers only
+    int_dtype = codes.dtype if jnp.issubdtype(codes.dtype, jnp.integer) else jnp.int32
+    probes = jax.random.randint(key, (codes.shape[0], n_probes), 0, probe_states, dtype=int_dtype)
+    probes = probes.astype(codes.dtype)
     mi_all = mutual_information_discrete(
         jnp.concatenate([codes, probes], axis=1),
         y,

@@ -77,3 +77,42 @@ def test_row_path_no_learning_and_block_sizes():
     whole = OnlineWeightedNB(learning_rate=0.05, warmup=3).fit(X, y)
     np.testing.assert_allclose(parts.weights_, whole.weights_, rtol=1e-9)
     np.testing.assert_allclose(parts.predict_proba(X), whole.predict_proba(X), rtol=1e-9)
+
+
+def test_set_params_between_partial_fits_applies_or_refuses():
+    # the training settings were frozen at the first call: a learning rate set to 0 kept moving
+    # the weights at the old rate
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 120)
+    X = rng.normal(size=(120, 3)) + y[:, None]
+    a = OnlineWeightedNB(learning_rate=0.05, warmup=3).partial_fit(X[:60], y[:60], [0, 1, 2])
+    w = np.array(a.weights_)
+    a.set_params(learning_rate=0.0).partial_fit(X[60:], y[60:])
+    np.testing.assert_array_equal(a.weights_, w)
+    ref = OnlineWeightedNB(learning_rate=0.05, warmup=3).partial_fit(X[:60], y[:60], [0, 1, 2])
+    ref.set_params(learning_rate=0.1).partial_fit(X[60:], y[60:])
+    both = OnlineWeightedNB(learning_rate=0.05, warmup=3).partial_fit(X[:60], y[:60], [0, 1, 2])
+    both.set_params(learning_rate=0.05).partial_fit(X[60:], y[60:])
+    assert not np.allclose(ref.weights_, both.weights_)  # the new rate took effect
+    # settings baked into the state are refused with the fix
+    g = OnlineWeightedNB(summary="gkclass").partial_fit(X[:60], y[:60], classes=[0, 1, 2])
+    for change in ({"summary": "cpid"}, {"summary_size": 50}, {"optimizer": optax.adam(0.01)}):
+        with pytest.raises(ValueError, match="call fit"):
+            OnlineWeightedNB(summary="gkclass").partial_fit(
+                X[:60], y[:60], classes=[0, 1, 2]
+            ).set_params(**change).partial_fit(X[60:], y[60:])
+    g.set_params(summary="cpid").fit(X, y)  # fit starts again with the new settings
+    assert type(g.state_.summary).__name__ == "CPiD"
+
+
+def test_float32_overflow_is_refused_before_the_state():
+    import jax
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = rng.integers(0, 2, 50)
+    X[10, 0] = 1e39
+    with jax.enable_x64(False):
+        with pytest.raises(ValueError, match="column 0 holds 1e\\+39, beyond the range of float32"):
+            OnlineNB().fit(X, y)
+    assert np.isfinite(np.asarray(OnlineNB().fit(X, y).state_.summary.mean)).all()  # float64

@@ -891,7 +891,16 @@ class OnlineWeightedNB(BaseNB):
             raise ValueError(
                 f"X has {X.shape[1]} columns; the model was fitted with {self.n_features_in_}"
             )
-        return X.astype(float_dtype(), copy=False)
+        dtype = float_dtype()
+        with np.errstate(over="ignore"):  # an overflow is reported just below
+            out = X.astype(dtype, copy=False)
+        if out is not X and np.isinf(out).any():  # finite but beyond float32: would NaN the state
+            i, j = np.argwhere(np.isinf(out))[0]
+            raise ValueError(
+                f"column {j} holds {X[i, j]:g}, beyond the range of {np.dtype(dtype)}; rescale "
+                "the column, or enable float64 (jax.config.update('jax_enable_x64', True))"
+            )
+        return out
 
     @staticmethod
     def _encode_y(y, n, classes):
@@ -949,6 +958,7 @@ class OnlineWeightedNB(BaseNB):
             self.classes_ = labels
             self.n_features_in_ = X.shape[1]
             self._cfg = self._config()
+            self._layout = self._state_layout()
             self.state_ = init_state(
                 self._new_summary(len(labels), X.shape[1]),
                 self._cfg.optimizer,
@@ -961,7 +971,28 @@ class OnlineWeightedNB(BaseNB):
             encode_labels(classes, None, name="classes")[0], self.classes_
         ):
             raise ValueError("classes differ from the first partial_fit call")
-        return X, self._encode_y(y, X.shape[0], self.classes_)
+        yi = self._encode_y(y, X.shape[0], self.classes_)
+        # settings changed with set_params since the state was created: those that shape the state
+        # cannot follow it; the others (learning rate, warm-up, order, smoothing...) apply from now
+        layout = getattr(self, "_layout", None)
+        if layout is not None and self._state_layout() != layout:
+            raise ValueError(
+                "summary / summary_size / summary_chunk / batch_size (block layout) or optimizer "
+                f"changed since the state was created ({layout} -> {self._state_layout()}); "
+                "call fit() to start again with them"
+            )
+        if self.optimizer is not None and self.optimizer is not self._cfg.optimizer:
+            raise ValueError(
+                "optimizer changed since the state was created; call fit() to start again"
+            )
+        self._cfg = self._config()
+        return X, yi
+
+    def _state_layout(self):
+        """Settings baked into `state_` (summary type, size, block length, optimizer kind)."""
+        if self.summary == "gaussian":
+            return ("gaussian", self.optimizer is None)
+        return (self.summary, int(self.summary_size), self._chunk(), self.optimizer is None)
 
     def _run(self, X, y, classes, *, test):
         X, yi = self._start(X, y, classes)

@@ -432,16 +432,23 @@ class GroupLassoNB(BaseNB):
 
 
 @jax.jit
+def _l1nb_posteriors(omega, codes, values):
+    """P(Y | X_i = x_ri; Ω̂_i), (n, p, c) (Eqs. 11–12). A value no class has seen (a state absent
+    from the training rows with ``alpha=0``: log θ = −inf for every class) carries no evidence and
+    gets the prior, as a missing value does, instead of the NaN of softmax(−inf, ..., −inf)."""
+    logits = lk.log_contributions(omega, codes, values) + omega.log_prior[None, None, :]
+    unseen = jnp.all(logits == -jnp.inf, axis=-1, keepdims=True)
+    return jax.nn.softmax(jnp.where(unseen, omega.log_prior[None, None, :], logits), axis=-1)
+
+
 def _l1nb_b(omega, codes, values, y):
-    L = lk.log_contributions(omega, codes, values)
-    P = jax.nn.softmax(L + omega.log_prior[None, None, :], axis=-1)  # Eqs. (11)-(12)
+    P = _l1nb_posteriors(omega, codes, values)
     return P, jnp.take_along_axis(P, y[:, None, None], axis=2)[:, :, 0]
 
 
 @jax.jit
 def _l1nb_scores(omega, beta, codes, values):
-    L = lk.log_contributions(omega, codes, values)
-    P = jax.nn.softmax(L + omega.log_prior[None, None, :], axis=-1)
+    P = _l1nb_posteriors(omega, codes, values)
     scores = jnp.einsum("npc,p->nc", P, beta)  # Eq. (14)
     empty = jnp.sum(beta) <= 0
     return jnp.where(empty, omega.log_prior[None, :], jnp.log(scores))

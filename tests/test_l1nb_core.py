@@ -434,3 +434,48 @@ def test_input_validation():
         l1nb.aic_select(l1nb.bounded_lars_path(B), jnp.ones((N, P, 2)) / 2)
     with pytest.raises(ValueError, match="s must be"):
         l1nb.coef_at(l1nb.bounded_lars_path(B), -1.0)
+
+
+@pytest.mark.parametrize("variant", ["paper", "exact"])
+def test_fewer_rows_than_predictors_end_where_the_target_is_interpolated(variant):
+    # with n < p, an ENTER could win the tie with END by rounding at λ ≈ 0; the END step then
+    # moved β along a direction from a singular system (s 1.93 -> 3.54, RSS 4e-9 -> 5.8)
+    n, p, bad = 8, 12, []
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        Z = rng.normal(size=(n, p)) @ rng.normal(size=(p, p)) * 0.5 + rng.normal(size=p) * 1.5
+        B = 1.0 / (1.0 + np.exp(-Z))
+        path = l1nb.bounded_lars_path(jnp.asarray(B), variant=variant)
+        k = int(path.n_steps)
+        beta, s = np.asarray(path.beta), np.asarray(path.s)
+        rss = ((1.0 - B @ beta[: k + 1].T) ** 2).sum(axis=0)
+        assert bool(path.converged) and int(path.event[k]) == l1nb.EVENT_END
+        if not (np.all(np.diff(s[: k + 1]) >= -1e-12) and rss[k] <= rss[k - 1] + 1e-9):
+            bad.append(seed)
+        if variant == "exact":
+            for row in range(k + 1):
+                assert _kkt_residual(B, beta[row], float(path.lam[row])) < 1e-9, (seed, row)
+    assert bad == []
+
+
+def test_l1nb_validation_with_a_state_only_in_the_validation_rows():
+    # alpha = 0 and a state absent from the training part: log θ = -inf for every class gave NaN
+    # posteriors (B rejected, fit crashed); such a value carries no evidence and gets the prior
+    from jaxnb.estimators_penalized import L1NB
+
+    rng = np.random.default_rng(0)
+    n = 60
+    y = rng.integers(0, 2, n)
+    X = rng.integers(0, 3, (n, 4))
+    X[:, 0] = (X[:, 0] + y) % 3
+    X[:2, 3] = 3  # seed 5 puts both rows in the validation part
+    for seed in (0, 5):
+        m = L1NB(alpha=0.0, selection="validation", random_state=seed, discrete="all").fit(X, y)
+        assert np.isfinite(m.coef_).all() and m.coef_[0] > 0.2
+        assert np.isfinite(m.criterion_path_[1:]).all()  # β = 0 scores -inf by design
+        assert np.isfinite(m.predict_proba(X)).all()
+
+
+def test_max_steps_bool_is_refused():
+    with pytest.raises(ValueError, match="max_steps must be a positive int"):
+        l1nb.bounded_lars_path(jnp.ones((4, 2)) * 0.5, max_steps=True)

@@ -215,3 +215,22 @@ def test_gradient_adam_decreases_loss_and_objective_grads():
     )
     with pytest.raises(ValueError, match="solver"):
         fit_gradient_weights(L, jnp.asarray(y), params.log_prior, solver="sgd")
+
+
+def test_gradient_weights_check_log_prior_and_nan():
+    rng = np.random.default_rng(0)
+    L = np.log(rng.dirichlet(np.ones(3), size=(20, 4)))  # (n, p, c)
+    y = rng.integers(0, 3, 20)
+    prior = np.log(np.full(3, 1 / 3))
+    fit_gradient_weights(L, y, prior, max_steps=5)  # fine
+    with pytest.raises(ValueError, match=r"log_prior must have shape \(3,\)"):
+        fit_gradient_weights(L, y, prior[:1], max_steps=5)  # broadcast to a (1,) bias before
+    with pytest.raises(ValueError, match="log_prior contains NaN"):
+        fit_gradient_weights(L, y, np.r_[np.nan, prior[1:]], max_steps=5)
+    bad = L.copy()
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="L contains NaN"):
+        fit_gradient_weights(bad, y, prior, max_steps=5)
+    L_inf = L.copy()
+    L_inf[0, 0, 0] = -np.inf  # alpha = 0 contributions are allowed
+    assert np.isfinite(np.asarray(fit_gradient_weights(L_inf, y, prior)[0].weights)).all()

@@ -365,7 +365,9 @@ def _lars_core(G, b1, max_steps: int, variant: str) -> LarsPath:
         gammas = jnp.concatenate([jnp.where(at_zero, inf, others), lam[None]], axis=0)
         # argmin picks the first minimum: ties resolve in the order DROP, ENTER, CAP, RELEASE, END.
         which = jnp.argmin(gammas).astype(jnp.int32)
-        gamma = jnp.maximum(gammas[which], 0.0)
+        # at λ ≈ 0 END does not move: w may come from a singular active system there (an ENTER
+        # that won the tie with END by rounding gives n + 1 active columns on n rows, w ~ 1e15)
+        gamma = jnp.where(at_zero, 0.0, jnp.maximum(gammas[which], 0.0))
         event = jnp.where(which == 4 * p, EVENT_END, which // p).astype(jnp.int32)
         j = jnp.where(event == EVENT_END, -1, which % p).astype(jnp.int32)
         is_j = arange == j
@@ -450,7 +452,7 @@ def bounded_lars_path(
         raise ValueError(f"variant must be one of {_VARIANTS}; got {variant=}")
     if max_steps is None:
         max_steps = 3 * p
-    if not isinstance(max_steps, int | np.integer) or max_steps < 1:
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive int; got {max_steps=}")
     _check_weight(weight, n)
     B = jnp.asarray(B)

@@ -252,6 +252,14 @@ def fit_gradient_weights(
     if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
         raise ValueError(f"max_steps must be None or an int >= 1; got {max_steps!r}")
     _check_gradient_rows(L, y, weight)
+    c = np.shape(L)[2]
+    if np.shape(log_prior) != (c,):
+        raise ValueError(
+            f"log_prior must have shape ({c},) (one per class); got {np.shape(log_prior)}"
+        )
+    for name, value in (("L", L), ("log_prior", log_prior)):
+        if concrete(value) and np.isnan(np.asarray(value, dtype=float)).any():
+            raise ValueError(f"{name} contains NaN; the log-loss would be NaN (-inf is allowed)")
     return _fit_gradient_jit(
         L, y, log_prior, weight, l2, learning_rate, tol, solver=solver, max_steps=int(max_steps)
     )

@@ -202,7 +202,11 @@ def test_group_lasso_train_aic_equals_estimator_path_aic(table1):
             adaptive=True, n_penalties=GL_N, penalty_ratio=GL_RATIO, selection="aic", **kw
         ).fit(X, y)
         np.testing.assert_array_equal(arr["n_active"][d, :, 0, 0], m.path_["n_active"])
-        np.testing.assert_allclose(arr["train_aic"][d, :, 0, 0], m.path_["aic"], rtol=0, atol=1e-10)
+        # Both run the same solver to tol=1e-7, but compiled differently (vmapped sweep vs one
+        # fit): rounding differs with the XLA optimization level, which moves the step at which
+        # the stopping test fires; the AIC then agrees to the solver tolerance (4e-8 seen at
+        # --xla_backend_optimization_level=0), not to float64 rounding.
+        np.testing.assert_allclose(arr["train_aic"][d, :, 0, 0], m.path_["aic"], rtol=0, atol=1e-6)
         np.testing.assert_allclose(
             arr["train_error"][d, :, 0, 0], m.path_["train_error"], rtol=0, atol=1e-12
         )

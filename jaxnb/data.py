@@ -30,6 +30,7 @@ All checks raise `ValueError`/`TypeError` naming the argument and the fix.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -136,7 +137,7 @@ def check_X_2d(X, name: str = "X"):
 
 def _object_kind(col):
     """Classify an object column: 'f' if every non-missing entry is a real number, else 'O'."""
-    vals = [v for v in col if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    vals = [v for v in col if not _is_missing_obj(v)]
     if vals and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in vals):
         if all(isinstance(v, numbers.Integral) for v in vals):
             return "i"
@@ -145,7 +146,37 @@ def _object_kind(col):
 
 
 def _is_missing_obj(v) -> bool:
-    return v is None or (isinstance(v, float) and np.isnan(v))
+    """None, a float NaN, or pandas.NA (nullable string / boolean / Int columns)."""
+    return v is None or (isinstance(v, float) and np.isnan(v)) or type(v).__name__ == "NAType"
+
+
+def _check_spread(values, columns) -> None:
+    """The squared spread of each training column must be a normal number of the values' dtype:
+    a spread below ~sqrt(tiny / eps) makes the class variances underflow (the predictor was then
+    read as constant and silently dropped: float32 from a spread of ~1e-19), one above
+    ~sqrt(max / n) makes them overflow (NaN / inf standard deviations). One min / max pass."""
+    if values.size == 0:
+        return
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no spread to check
+        lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+    spread = hi.astype(np.float64) - lo.astype(np.float64)
+    info = np.finfo(values.dtype)
+    fix = (
+        "rescale the column (e.g. standardize it), or enable float64 "
+        "(jax.config.update('jax_enable_x64', True))"
+    )
+    with np.errstate(over="ignore"):
+        sq = spread * spread
+    small = np.flatnonzero((spread > 0) & (sq < float(info.tiny) / float(info.eps)))
+    large = np.flatnonzero(sq * values.shape[0] > float(info.max) / 4)
+    for bad, word in ((small, "underflow"), (large, "overflow")):
+        if bad.size:
+            t = int(bad[0])
+            raise ValueError(
+                f"continuous column {int(columns[t])} spans {spread[t]:g}: its variances {word} "
+                f"in {values.dtype.name}; {fix}"
+            )
 
 
 def _sort_labels(labels):
@@ -181,11 +212,11 @@ class FeatureEncoder:
             return f"pass missing='ignore' to {what}, or impute them"
         return "impute them (this estimator has no missing='ignore' option)"
 
-    def _unseen_fix(self) -> str:
+    def _unseen_fix(self, labels: bool = False) -> str:
         fixes = []
         if "unseen" in self.offers:
             fixes.append("pass unseen='ignore' to drop that term (uniform likelihood)")
-        if "n_states" in self.offers:
+        if "n_states" in self.offers and not labels:  # n_states cannot name a new text label
             fixes.append("declare all states with n_states")
         return " or ".join(fixes) if fixes else "include every category in the training data"
 
@@ -466,7 +497,15 @@ class FeatureEncoder:
         """Encode X with the fitted encoding; returns (codes int32 (n, q), values float (n, r)).
 
         ``code_dtype`` may narrow the codes (e.g. int8 when every state count is below 128).
+        ``fit=True`` (training rows) also checks that each continuous column's variance is
+        representable in ``dtype``.
         """
+        codes, values = self._transform(X, dtype, fit, code_dtype)
+        if fit:
+            _check_spread(values, self.continuous_idx_)
+        return codes, values
+
+    def _transform(self, X, dtype, fit, code_dtype):
         arr = _plain_numeric(X)
         if arr is not None and arr.shape[1] == self.n_features_in_:
             out = self._transform_numeric_fast(arr, dtype, code_dtype)
@@ -500,7 +539,7 @@ class FeatureEncoder:
                     ex = np.asarray(cols[j])[np.flatnonzero(unseen)[:1]].tolist()[0]
                     raise ValueError(
                         f"column {j} has a category never seen in training ({ex!r}); "
-                        + self._unseen_fix()
+                        + self._unseen_fix(labels=cats is not None)
                     )
                 out = np.where(unseen, _MISSING_CODE, out)
             codes[:, t] = out
@@ -550,6 +589,12 @@ class FeatureEncoder:
                 known = set(cats.tolist())
                 new = {v for v in cols[j] if not _is_missing_obj(v) and v not in known}
                 if new:
+                    grown = len(cats) + len(new)
+                    if fixed is not None and fixed[t] is not None and grown > fixed[t]:
+                        raise ValueError(
+                            f"column {j} would have {grown} categories (new: "
+                            f"{_sort_labels(new).tolist()}) but n_states[{t}]={fixed[t]}"
+                        )
                     self.categories_[t] = np.concatenate([cats, _sort_labels(new)])
                     self.n_states_[t] = max(self.n_states_[t], len(self.categories_[t]))
             else:
@@ -591,7 +636,7 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
     if arr.dtype.kind in "iu" and arr.size:
         # Integer labels in a modest range: bincount + lookup, the same result as np.unique.
         lo, hi = arr.min(), arr.max()
-        if int(hi) - int(lo) < (1 << 20):
+        if int(hi) - int(lo) < (1 << 20) and int(hi) <= np.iinfo(np.intp).max:
             shifted = arr.astype(np.intp) - int(lo)
             present = np.bincount(shifted, minlength=int(hi) - int(lo) + 1) > 0
             classes = (np.flatnonzero(present) + int(lo)).astype(arr.dtype)

@@ -619,6 +619,18 @@ class NaiveBayes(BaseNB):
             self.var_smoothing,
             None if pr is None else jnp.asarray(pr, float_dtype()),
         )
+        if self.var_smoothing == 0 and self.params_.std.size:
+            # without a floor, a class with one row (or constant values) has variance 0: every
+            # prediction would fail later with a misleading "value too far from every class"
+            zero = np.argwhere(np.asarray(self.params_.std) == 0)
+            if zero.size:
+                k, i = (int(v) for v in zero[0])
+                j = int(self.encoder_.continuous_idx_[i])
+                raise ValueError(
+                    f"class {self.classes_[k]!r} has variance 0 on continuous column {j} (one "
+                    "row, or constant values) and var_smoothing=0 gives no floor; set "
+                    "var_smoothing > 0 (e.g. the default 1e-9)"
+                )
 
     def _keep_sample(self, codes, values):
         # copies: a view would keep the whole encoded data set alive

@@ -39,6 +39,13 @@ __all__ = [
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
+def _log_cpt(cpt):
+    """log θ with log 0 = −inf and a zero (not NaN) gradient at θ = 0 cells (alpha = 0): a cell no
+    row uses must not turn grad(loss) NaN through 0 · d log θ / dθ = 0 · inf."""
+    pos = cpt > 0
+    return jnp.where(pos, jnp.log(jnp.where(pos, cpt, 1.0)), -jnp.inf)
+
+
 def _discrete_contributions(params: NBParams, codes):
     """(n, q, c) log θ[x_ri, j] by one gather; missing codes (< 0) give 0."""
     if not params.n_states:
@@ -46,7 +53,7 @@ def _discrete_contributions(params: NBParams, codes):
     off = jnp.asarray(state_offsets(params.n_states))
     miss = codes < 0
     flat = jnp.where(miss, 0, codes) + off[None, :]
-    logc = jnp.log(params.cpt)[flat]
+    logc = _log_cpt(params.cpt)[flat]
     return jnp.where(miss[..., None], 0.0, logc)
 
 
@@ -215,7 +222,7 @@ def _discrete_rhs(params: NBParams, Wq):
     """
     n_states = params.n_states
     q = len(n_states)
-    Lw = jnp.log(params.cpt) * Wq[state_segments(n_states)]  # (K, c): the products log θ[x] W
+    Lw = _log_cpt(params.cpt) * Wq[state_segments(n_states)]  # (K, c): the products log θ[x] W
     finite = jnp.where(jnp.isfinite(Lw), Lw, 0.0)
     flags = [(Lw == jnp.inf), (Lw == -jnp.inf), jnp.isnan(Lw)]
     B = 1 << q.bit_length()  # a power of two > q: a digit never carries

@@ -341,3 +341,78 @@ def test_partial_fit_label_not_in_classes():
         m.partial_fit(X[10:12], np.array([0, 2]))
     with pytest.raises(ValueError, match="classes differ from the first partial_fit call"):
         m.partial_fit(X[10:12], y[10:12], classes=[0, 1, 2])
+
+
+class NAType:  # stands in for pandas.NA (pandas is optional): recognized by its type name
+    def __bool__(self):
+        raise TypeError("boolean value of NA is ambiguous")
+
+
+def test_pandas_na_is_a_missing_value_in_x_and_y():
+    from jaxnb.data import encode_labels
+
+    na = NAType()
+    X = np.array([["a"], ["b"], [na], ["a"]] * 10, dtype=object)
+    y = np.array([0, 1] * 20)
+    with pytest.raises(ValueError, match="missing"):
+        NaiveBayes().fit(X, y)
+    m = NaiveBayes(missing="ignore").fit(X, y)
+    assert m.encoder_.categories_[0].tolist() == ["a", "b"]
+    prior = np.exp(np.asarray(m.params_.log_prior))
+    np.testing.assert_allclose(m.predict_proba(X[2:3])[0], prior, rtol=1e-6)
+    with pytest.raises(ValueError, match="None/NaN"):
+        encode_labels(np.array(["a", "b", na], dtype=object))
+
+
+def test_encoder_edges_label_growth_uint64_and_unseen_advice():
+    from jaxnb.data import encode_labels
+
+    X1, X2 = np.array([["a"], ["b"]], dtype=object), np.array([["c"], ["d"]], dtype=object)
+    m = NaiveBayes(n_states=[2]).partial_fit(X1, [0, 1], classes=[0, 1])
+    with pytest.raises(ValueError, match=r"n_states\[0\]=2"):
+        m.partial_fit(X2, [0, 1])  # grew a label column past the declared states before
+    big = np.array([2**63 + 6, 2**63 + 5, 2**63 + 6], np.uint64)
+    classes, codes = encode_labels(big)
+    assert classes.tolist() == [2**63 + 5, 2**63 + 6] and codes.tolist() == [1, 0, 1]
+    fitted = NaiveBayes().fit(np.array([["a"], ["b"]] * 3, dtype=object), [0, 1] * 3)
+    with pytest.raises(ValueError, match="never seen") as err:
+        fitted.predict(np.array([["z"]], dtype=object))
+    assert "n_states" not in str(err.value) and "unseen='ignore'" in str(err.value)
+
+
+def test_column_spread_outside_the_float_range_is_refused():
+    import jax
+
+    rng = np.random.default_rng(5)
+    y = np.array([0, 1] * 20)
+    X = rng.normal(size=(40, 2)) + 2 * y[:, None]
+    with jax.enable_x64(False):
+        for scale, word in ((1e-19, "underflow"), (1e19, "overflow")):
+            with pytest.raises(ValueError, match=f"column 0 spans .* {word} in float32"):
+                NaiveBayes().fit(X * scale, y)  # read as constant, or NaN std, before
+    m = NaiveBayes().fit(X * 1e-19, y)  # float64 has the room
+    assert m.predict_proba(X[:1] * 1e-19)[0, 0] > 0.99
+    # var_smoothing=0 and a class with one row: refused at fit, not at every prediction
+    with pytest.raises(ValueError, match="variance 0 on continuous column 0.*var_smoothing > 0"):
+        NaiveBayes(var_smoothing=0.0).fit([[0.0], [1.0], [2.0], [5.0]], [0, 0, 0, 1])
+
+
+def test_alpha_zero_gradient_is_finite_at_unused_zero_cells():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxnb.likelihood import log_posterior
+    from jaxnb.methods.nb import fit_stats
+    from jaxnb.params import fit_mle
+
+    codes = np.array([[0], [0], [1], [1], [2]], np.int32)  # state 2 only in class 1
+    y = np.array([0, 0, 1, 1, 1])
+    values = np.zeros((5, 0))
+    p0 = fit_mle(fit_stats(codes, values, y, n_states=(3,), n_classes=2), alpha=0.0)
+    q = np.array([[0], [1]], np.int32)  # never hits the zero cell theta[2, class 0]
+
+    def loss(p):
+        return -jnp.sum(log_posterior(p, q, np.zeros((2, 0)))[jnp.arange(2), jnp.array([0, 1])])
+
+    g = jax.grad(loss)(p0)
+    assert np.isfinite(np.asarray(g.cpt)).all()

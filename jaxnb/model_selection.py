@@ -57,7 +57,8 @@ def aic(log_post, y, d, weight=None):
     w = jnp.ones(y.shape, log_post.dtype) if weight is None else jnp.asarray(weight, log_post.dtype)
     true = jnp.take_along_axis(log_post, y[:, None], axis=-1)[:, 0]
     N = w.sum()
-    return -2.0 * (w * true).sum() / N + 2.0 * d / N
+    # zero-weight rows must not turn a -inf log-probability into NaN (inf * 0)
+    return -2.0 * jnp.where(w > 0, w * true, 0.0).sum() / N + 2.0 * d / N
 
 
 def _check_aic_inputs(log_post, y, weight):
@@ -282,8 +283,10 @@ def validation_split(
     """Boolean (n,) mask of validation rows (True), stratified by class by default.
 
     ESANN §5.2 fits NB on one half of the training set and selects the subset on the other half
-    (keeping class proportions): ``fraction=0.5``. ``arg_name`` is the caller's name for
-    ``fraction`` (e.g. an estimator's ``validation_fraction``), used in the error messages.
+    (keeping class proportions): ``fraction=0.5``. Stratified, each class's share is rounded to
+    whole rows and capped so that the class keeps at least one training row. ``arg_name`` is the
+    caller's name for ``fraction`` (e.g. an estimator's ``validation_fraction``), used in the
+    error messages.
     """
     y = _check_split_labels(y)
     if not (
@@ -298,7 +301,10 @@ def validation_split(
     for idx in groups:
         idx = idx.copy()
         rng.shuffle(idx)
-        mask[idx[: int(round(fraction * idx.size))]] = True
+        k = int(round(fraction * idx.size))
+        if stratify:  # every class keeps a training row (a singleton stays in training)
+            k = min(k, idx.size - 1)
+        mask[idx[:k]] = True
     if mask.all() or not mask.any():
         part = "training" if mask.all() else "validation"
         fix = "lower" if mask.all() else "raise"

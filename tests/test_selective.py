@@ -315,3 +315,67 @@ def test_selective_hyperparameter_errors(kwargs, name):
     X, y = _table(2, n=20)
     with pytest.raises(ValueError, match=name):
         SelectiveNB(**kwargs).fit(X, y)
+
+
+def test_search_scores_keep_exact_class_ties():
+    # the running S ± L_j kept rounding residue: at the empty subset with equal priors every row
+    # is an exact tie (lowest class wins, error 0.5), but the path recorded 0.4
+    rng = np.random.default_rng(0)
+    n, p = 40, 4
+    y = np.repeat([0, 1], 20).astype(np.int32)
+    L = rng.normal(size=(n, p, 2))
+    prior = jnp.log(jnp.array([0.5, 0.5]))
+    path = sel.selective_path(
+        jnp.asarray(L),
+        prior,
+        jnp.asarray(y),
+        direction="backward",
+        criterion="error",
+        stopping="full",
+    )
+    k = int(path.n_steps)
+    assert int(path.size[k]) == 0 and float(path.error[k]) == 0.5
+    for row in range(k + 1):  # every recorded error is the from-scratch error of its subset
+        mask = np.asarray(path.mask[row])
+        scores = np.asarray(prior)[None, :] + (L * mask[None, :, None]).sum(1)
+        np.testing.assert_allclose(path.error[row], np.mean(scores.argmax(1) != y), atol=1e-12)
+
+
+def test_fsnb_eps_rule_early_stopping_follows_the_models_moved_to():
+    rng = np.random.default_rng(8)
+    n = 60
+    y = rng.integers(0, 2, n)
+    X = np.stack(
+        [y * 0.8 + rng.normal(size=n), y * 0.5 + rng.normal(size=n), rng.normal(size=n)], 1
+    )
+    m = StagewiseNB(step_rule="eps", patience=3, criterion="log_loss", epsilon=0.1, n_steps=5).fit(
+        X, y
+    )
+    crit = np.asarray(m.path_["criterion"])[: m.n_iter_ + 1]
+    best, since, stop = crit[0], 0, None  # the rule on the criterion of the models moved to
+    for it in range(1, crit.size):
+        best, since = (crit[it], 0) if crit[it] < best else (best, since + 1)
+        if since == 3:
+            stop = it
+            break
+    assert stop == m.n_iter_ and m.stopped_early_
+    assert m.n_iter_ > 24  # the winner's α + tε value stopped it at 24, still improving
+
+
+def test_zero_weight_rows_with_minus_inf_scores_stay_out_of_the_criteria():
+    rng = np.random.default_rng(1)
+    n = 60
+    y = rng.integers(0, 2, n)
+    X = np.c_[rng.integers(0, 2, n), y + rng.normal(size=n)].astype(float)
+    X[0, 0] = 2.0  # a state only this row has; with alpha = 0 its log-probability is -inf
+    w = np.ones(n)
+    w[0] = 0.0
+    kw = dict(discrete=[True, False], alpha=0.0, criterion="log_loss")
+    a = StagewiseNB(**kw).fit(X, y, sample_weight=w)  # "path_scores are all NaN" before
+    b = StagewiseNB(**kw).fit(X[1:], y[1:])
+    np.testing.assert_allclose(a.path_["criterion"], b.path_["criterion"], rtol=1e-6)
+    np.testing.assert_allclose(a.path_["aic"], b.path_["aic"], rtol=1e-6)
+    # a singleton class keeps its training row when the validation share rounds up to it
+    ys = np.r_[np.zeros(15), np.ones(15), [2]]
+    mask = validation_split(ys, 0.7, seed=0)
+    assert not mask[-1] and mask[:15].sum() == 10 and mask[15:30].sum() == 10

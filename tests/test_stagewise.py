@@ -117,8 +117,11 @@ def _ref_fsnb(codes, values, y, n_states, c, eps, v, step_rule, criterion, patie
         crits.append(_ref_crit(S, y, criterion))
         errs.append(_ref_crit(S, y, "error"))
         moves.append((bi, bt))
-        if best < best_seen:
-            best_seen, since = best, 0
+        # early stopping follows the criterion of the model moved to (with the ε rule that is
+        # α + ε, not the winning candidate α + t*ε)
+        moved = best if step_rule == "t_eps" else crits[-1]
+        if moved < best_seen:
+            best_seen, since = moved, 0
         else:
             since += 1
     return np.array(alphas), np.array(crits), np.array(errs), moves

@@ -203,7 +203,7 @@ def test_fold_and_split_messages_use_the_callers_name():
     with pytest.raises(ValueError, match="cv must be an int >= 2"):
         ms.stratified_folds(y, 1, arg_name="cv")
     with pytest.raises(ValueError, match=r"validation_fraction=0.99 leaves an empty training"):
-        ms.validation_split(y, 0.99, arg_name="validation_fraction")
+        ms.validation_split(y, 0.99, stratify=False, arg_name="validation_fraction")
     with pytest.raises(ValueError, match=r"validation_fraction must be in \(0, 1\)"):
         ms.validation_split(y, 1.5, arg_name="validation_fraction")
     # defaults keep the function's own parameter names

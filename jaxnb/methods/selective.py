@@ -316,9 +316,15 @@ def selective_path(
         mask0 = jnp.full((p,), start_full)
     else:
         mask0 = jnp.broadcast_to(jnp.asarray(initial_mask).astype(bool), (p,))
-    S0 = bias[:, None, :] + jnp.einsum("knpc,p->knc", L, mask0.astype(dtype))  # (K, n, c)
-    S0 = jnp.swapaxes(S0, 1, 2)  # (K, c, n)
     Lt = jnp.transpose(L, (0, 2, 3, 1))  # (K, p, c, n)
+
+    def scores_of(mask):
+        """(K, c, n) scores of a subset summed from scratch. An accepted removal recomputes them:
+        the running S - L_j kept rounding residue that decided exact class ties (equal priors
+        at the empty subset) instead of the lowest-index rule, so the recorded errors were off."""
+        return bias[:, :, None] + jnp.einsum("kpcn,p->kcn", Lt, mask.astype(dtype))
+
+    S0 = scores_of(mask0)
     scorer = _Scorer(Lt, y, weight, criterion)
     c0, e0 = scorer.current(S0, criterion), scorer.current(S0, "error")
     size0 = mask0.sum().astype(jnp.int32)
@@ -382,14 +388,17 @@ def selective_path(
 
         # accepted move
         new_mask = mask.at[j].set(~mask[j])
-        new_S = S + sign[j] * Lt[:, j]
+        # an addition keeps the running sum (the same operations for every class, so exact
+        # ties stay exact); a removal recomputes from scratch, S - L_j leaving per-class residue
+        new_S = lax.cond(sign[j] > 0, lambda: S + Lt[:, j], lambda: scores_of(new_mask))
+        new_crit = scorer.current(new_S, criterion)  # val up to the running sum's residue
         mv = s["moves"] + 1
         row = jnp.minimum(mv, m - 1)
         upd = lambda a, v: a.at[row].set(jnp.where(accept, v, a[row]))
         P = s["path"]
         new_path = dict(
             mask=upd(P["mask"], new_mask),
-            criterion=upd(P["criterion"], val),
+            criterion=upd(P["criterion"], new_crit),
             error=upd(P["error"], scorer.current(new_S, "error")),
             size=upd(P["size"], new_size),
             toggled=upd(P["toggled"], j),
@@ -400,11 +409,11 @@ def selective_path(
         out.update(
             mask=jnp.where(accept, new_mask, mask),
             S=jnp.where(accept, new_S, S),
-            cur=jnp.where(accept, val, s["cur"]),
+            cur=jnp.where(accept, new_crit, s["cur"]),
             moves=jnp.where(accept, mv, s["moves"]),
             loops=s["loops"] + 1,
             n_eval=n_eval,
-            best=s["best"].at[new_size].min(jnp.where(accept, val, jnp.inf)),
+            best=s["best"].at[new_size].min(jnp.where(accept, new_crit, jnp.inf)),
             path=new_path,
         )
         if pudil:

@@ -145,10 +145,11 @@ def criterion_from_scores(scores, y, weight, criterion):
     logp = jax.nn.log_softmax(scores, axis=-1)
     idx = jnp.broadcast_to(y.reshape(lead + y.shape + (1,)), logp.shape[:-1] + (1,))
     true = jnp.take_along_axis(logp, idx, axis=-1)[..., 0]
+    # zero-weight rows (other folds) must not turn an infinite log-probability into inf * 0 = NaN
     if criterion == "error_probability":
-        return ((1.0 - jnp.exp(true)) * weight).sum(-1) / wsum
+        return jnp.where(weight > 0, (1.0 - jnp.exp(true)) * weight, 0.0).sum(-1) / wsum
     if criterion == "log_loss":
-        return -(true * weight).sum(-1) / wsum
+        return -jnp.where(weight > 0, true * weight, 0.0).sum(-1) / wsum
     raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
 
 
@@ -163,7 +164,7 @@ def _rows_criterion(scores, onehot, weight, wsum, criterion):
     logp = jax.nn.log_softmax(scores, axis=-1)
     true = jnp.where(onehot, logp, 0.0).sum(-1)  # (n, p)
     per = 1.0 - jnp.exp(true) if criterion == "error_probability" else -true
-    return (per * weight[:, None]).sum(0) / wsum
+    return jnp.where(weight[:, None] > 0, per * weight[:, None], 0.0).sum(0) / wsum
 
 
 class _Gathered(eqx.Module):
@@ -329,7 +330,7 @@ def _candidate_criterion(scores, y, onehot, weight, wsum, criterion):
     se = sum(jnp.exp(cls[j] - mx) for j in range(c))
     logp_true = true - mx - jnp.log(se)
     per = 1.0 - jnp.exp(logp_true) if criterion == "error_probability" else -logp_true
-    return (per * weight).sum(-1) / wsum
+    return jnp.where(weight > 0, per * weight, 0.0).sum(-1) / wsum  # no inf * 0 (other folds)
 
 
 def _report_iteration(it, crit, n_active, since, criterion):
@@ -483,8 +484,11 @@ def fsnb_path(
         it = it + 1
         S = total(L)
         a_new, c_new, e_new, l_new, aic_new, d_new = record(units, S)
-        improved = flat[j] < best
-        best = jnp.where(improved, flat[j], best)
+        # the criterion of the model moved to: with the ε rule the winner was scored at α + tε
+        # but the move is α + ε, and tracking the winner's value stopped searches still improving
+        moved = flat[j] if step_rule == "t_eps" else c_new
+        improved = moved < best
+        best = jnp.where(improved, moved, best)
         since = jnp.where(improved, 0, since + 1)
         if progress:
             jax.debug.callback(

@@ -33,8 +33,8 @@ SCRIPTS = [
     "fsnb_fig3",
     "fsnb_fig6",
     "fsnb_table1",
-    "stats_table4",
     "fsnb_table2",
+    "stats_table4",  # reads fsnb_table1 and fsnb_table2 results: after both
     "l1nb_soybean",
     "l1nb_flags",
     "esann_table1",

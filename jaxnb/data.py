@@ -97,6 +97,17 @@ def _is_pandas_df(X) -> bool:
     return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
 
 
+def _frame_names(X):
+    """A DataFrame's column names as an object array when all are strings, else None (as
+    scikit-learn: integer or mixed names are positions, not names)."""
+    if not _is_pandas_df(X):
+        return None
+    names = list(X.columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
 def check_X_2d(X, name: str = "X"):
     """Return the columns of X as a list of 1-D NumPy arrays, checking shape and emptiness."""
     if X is None:
@@ -194,6 +205,8 @@ class FeatureEncoder:
       discrete_idx_, continuous_idx_: user column indices of the discrete / continuous blocks.
       n_states_: list of state counts of the discrete columns.
       categories_: per discrete column, the array of labels (label-encoded columns) or None (codes).
+      feature_names_in_: the column names of a training DataFrame whose names are all strings,
+        else None. A DataFrame passed later must have the same names in the same order.
     """
 
     def __init__(
@@ -266,6 +279,7 @@ class FeatureEncoder:
         cols, kinds, _ = check_X_2d(X)
         p = len(cols)
         self.n_features_in_ = p
+        self.feature_names_in_ = _frame_names(X)
         mask = self._discrete_mask(kinds, p)
         self.discrete_idx_ = np.flatnonzero(mask)
         self.continuous_idx_ = np.flatnonzero(~mask)
@@ -493,6 +507,33 @@ class FeatureEncoder:
         return codes, values
 
     # ------------------------------------------------------------------ transform
+    def _check_names(self, X) -> None:
+        """A DataFrame with string column names must name the training columns in their order:
+        columns are matched by position, so a reordered frame would be read silently wrong."""
+        fitted = getattr(self, "feature_names_in_", None)
+        names = _frame_names(X)
+        if fitted is None or names is None:
+            return
+        if len(names) == len(fitted) and bool(np.all(names == fitted)):
+            return
+        unknown = [c for c in names if c not in set(fitted.tolist())]
+        missing = [c for c in fitted if c not in set(names.tolist())]
+        if unknown or missing:
+            what = f"unknown columns {unknown[:5]}" if unknown else ""
+            what += ("; " if what and missing else "") + (
+                f"missing columns {missing[:5]}" if missing else ""
+            )
+        else:
+            j = int(np.flatnonzero(names != fitted)[0])
+            what = (
+                f"the same columns in another order (position {j}: {names[j]!r}, "
+                f"fitted {fitted[j]!r})"
+            )
+        raise ValueError(
+            f"X's column names differ from those seen at fit: {what}; pass the training columns "
+            "in their order, e.g. X[model.feature_names_in_]"
+        )
+
     def transform(self, X, dtype=np.float32, fit=False, code_dtype=np.int32):
         """Encode X with the fitted encoding; returns (codes int32 (n, q), values float (n, r)).
 
@@ -500,6 +541,7 @@ class FeatureEncoder:
         ``fit=True`` (training rows) also checks that each continuous column's variance is
         representable in ``dtype``.
         """
+        self._check_names(X)
         codes, values = self._transform(X, dtype, fit, code_dtype)
         if fit:
             _check_spread(values, self.continuous_idx_)
@@ -576,6 +618,7 @@ class FeatureEncoder:
         Returns the list of state counts before growth (so the caller can pad its count arrays).
         """
         old = list(self.n_states_)
+        self._check_names(X)
         cols, kinds, _ = check_X_2d(X)
         if len(cols) != self.n_features_in_:
             raise ValueError(

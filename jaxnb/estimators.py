@@ -281,6 +281,18 @@ class BaseNB:
         twin.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return twin
 
+    @property
+    def feature_names_in_(self):
+        """Column names of the training DataFrame (all strings), as scikit-learn; absent (an
+        AttributeError) for arrays or unnamed columns. Later DataFrames must match them."""
+        names = getattr(self.__dict__.get("encoder_"), "feature_names_in_", None)
+        if names is None:
+            raise AttributeError(
+                f"{type(self).__name__} has no feature_names_in_: it was not fitted on a "
+                "DataFrame whose column names are all strings"
+            )
+        return names
+
     # ------------------------------------------------------------------ encoding
     def _make_encoder(self):
         return FeatureEncoder(

@@ -108,6 +108,33 @@ def _frame_names(X):
     return np.asarray(names, dtype=object)
 
 
+def check_feature_names(fitted, X) -> None:
+    """A DataFrame with string column names must name the training columns (``fitted``, from
+    `_frame_names` at fit; None: nothing to check) in their order: columns are matched by
+    position, so a reordered frame would be read silently wrong."""
+    names = _frame_names(X)
+    if fitted is None or names is None:
+        return
+    if len(names) == len(fitted) and bool(np.all(names == fitted)):
+        return
+    unknown = [c for c in names if c not in set(fitted.tolist())]
+    missing = [c for c in fitted if c not in set(names.tolist())]
+    if unknown or missing:
+        what = f"unknown columns {unknown[:5]}" if unknown else ""
+        what += ("; " if what and missing else "") + (
+            f"missing columns {missing[:5]}" if missing else ""
+        )
+    else:
+        j = int(np.flatnonzero(names != fitted)[0])
+        what = (
+            f"the same columns in another order (position {j}: {names[j]!r}, fitted {fitted[j]!r})"
+        )
+    raise ValueError(
+        f"X's column names differ from those seen at fit: {what}; pass the training columns "
+        "in their order, e.g. X[model.feature_names_in_]"
+    )
+
+
 def check_X_2d(X, name: str = "X"):
     """Return the columns of X as a list of 1-D NumPy arrays, checking shape and emptiness."""
     if X is None:
@@ -508,31 +535,7 @@ class FeatureEncoder:
 
     # ------------------------------------------------------------------ transform
     def _check_names(self, X) -> None:
-        """A DataFrame with string column names must name the training columns in their order:
-        columns are matched by position, so a reordered frame would be read silently wrong."""
-        fitted = getattr(self, "feature_names_in_", None)
-        names = _frame_names(X)
-        if fitted is None or names is None:
-            return
-        if len(names) == len(fitted) and bool(np.all(names == fitted)):
-            return
-        unknown = [c for c in names if c not in set(fitted.tolist())]
-        missing = [c for c in fitted if c not in set(names.tolist())]
-        if unknown or missing:
-            what = f"unknown columns {unknown[:5]}" if unknown else ""
-            what += ("; " if what and missing else "") + (
-                f"missing columns {missing[:5]}" if missing else ""
-            )
-        else:
-            j = int(np.flatnonzero(names != fitted)[0])
-            what = (
-                f"the same columns in another order (position {j}: {names[j]!r}, "
-                f"fitted {fitted[j]!r})"
-            )
-        raise ValueError(
-            f"X's column names differ from those seen at fit: {what}; pass the training columns "
-            "in their order, e.g. X[model.feature_names_in_]"
-        )
+        check_feature_names(getattr(self, "feature_names_in_", None), X)
 
     def transform(self, X, dtype=np.float32, fit=False, code_dtype=np.int32):
         """Encode X with the fitted encoding; returns (codes int32 (n, q), values float (n, r)).

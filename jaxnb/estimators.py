@@ -285,7 +285,9 @@ class BaseNB:
     def feature_names_in_(self):
         """Column names of the training DataFrame (all strings), as scikit-learn; absent (an
         AttributeError) for arrays or unnamed columns. Later DataFrames must match them."""
-        names = getattr(self.__dict__.get("encoder_"), "feature_names_in_", None)
+        names = self.__dict__.get("_names_in")  # estimators without an encoder (streaming)
+        if names is None:
+            names = getattr(self.__dict__.get("encoder_"), "feature_names_in_", None)
         if names is None:
             raise AttributeError(
                 f"{type(self).__name__} has no feature_names_in_: it was not fitted on a "

@@ -464,3 +464,23 @@ def test_dataframe_column_names_are_checked_at_predict():
     # refitting on an array drops the names
     m.fit(X, y)
     assert not hasattr(m, "feature_names_in_")
+
+
+def test_streaming_estimators_check_dataframe_column_names():
+    from jaxnb.stream.anb import AveragedNB
+    from jaxnb.stream.online import OnlineNB
+
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1], 150)
+    X = np.c_[y + rng.normal(size=300), rng.normal(size=300), -y + rng.normal(size=300)]
+    for m in (AveragedNB(), OnlineNB()):
+        m.fit(_Frame(X, ["a", "b", "c"]), y)
+        assert m.feature_names_in_.tolist() == ["a", "b", "c"]
+        np.testing.assert_array_equal(m.predict(_Frame(X, ["a", "b", "c"])), m.predict(X))
+        with pytest.raises(ValueError, match=r"another order \(position 0: 'c', fitted 'a'\)"):
+            m.predict(_Frame(X[:, ::-1], ["c", "b", "a"]))
+    with pytest.raises(ValueError, match=r"missing columns \['c'\]"):
+        m.partial_fit(_Frame(X, ["a", "b", "d"]), y)  # OnlineNB: a later batch is checked
+    m.fit(X, y)  # a fresh fit on an array forgets the names
+    assert not hasattr(m, "feature_names_in_")
+    m.partial_fit(_Frame(X, ["c", "b", "a"]), y)  # nothing to check against

@@ -57,7 +57,7 @@ from jax.scipy.special import gammaln
 
 from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
-from ..data import FeatureEncoder, encode_labels
+from ..data import FeatureEncoder, _frame_names, check_feature_names, encode_labels
 from ..discretize import (
     apply_cuts,
     modl_cuts_from_counts,
@@ -469,6 +469,10 @@ class AveragedNB(BaseNB):
 
     def _check_X(self, X, fit=False):
         # discrete columns are numeric codes here (no label encoding of strings)
+        if fit:
+            self._names_in = _frame_names(X)
+        else:
+            check_feature_names(getattr(self, "_names_in", None), X)
         X = _numeric_X(X, "AveragedNB takes numbers; discrete columns as numeric codes")
         X = np.asarray(X, dtype=np.float64)  # no copy when already float64
         if np.isinf(X).any():

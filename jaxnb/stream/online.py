@@ -68,7 +68,7 @@ from jax import lax
 
 from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
-from ..data import check_X_2d, encode_labels
+from ..data import _frame_names, check_feature_names, check_X_2d, encode_labels
 from ..estimators import BaseNB
 from ..optim.named import NamedOptimizer
 from .summaries import (
@@ -884,6 +884,8 @@ class OnlineWeightedNB(BaseNB):
         )
 
     def _check_X(self, X):
+        if hasattr(self, "state_"):
+            check_feature_names(getattr(self, "_names_in", None), X)
         X = _numeric_X(X, "online NB summarizes numeric predictors")
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
@@ -931,7 +933,7 @@ class OnlineWeightedNB(BaseNB):
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, classes=None):
         """One pass over (X, y) from a fresh state (same as one `partial_fit`)."""
-        for a in ("state_", "classes_", "n_features_in_"):
+        for a in ("state_", "classes_", "n_features_in_", "_names_in"):
             if hasattr(self, a):
                 delattr(self, a)
         return self.partial_fit(X, y, classes=classes)
@@ -943,6 +945,7 @@ class OnlineWeightedNB(BaseNB):
 
     def _start(self, X, y, classes):
         self._check_hyper()
+        names = _frame_names(X)
         X = self._check_X(X)
         if not hasattr(self, "state_"):
             if classes is None:
@@ -957,6 +960,7 @@ class OnlineWeightedNB(BaseNB):
             yi = self._encode_y(y, X.shape[0], labels)  # before any state is set
             self.classes_ = labels
             self.n_features_in_ = X.shape[1]
+            self._names_in = names
             self._cfg = self._config()
             self._layout = self._state_layout()
             self.state_ = init_state(

@@ -117,8 +117,9 @@ def check_feature_names(fitted, X) -> None:
         return
     if len(names) == len(fitted) and bool(np.all(names == fitted)):
         return
-    unknown = [c for c in names if c not in set(fitted.tolist())]
-    missing = [c for c in fitted if c not in set(names.tolist())]
+    known, given = set(fitted.tolist()), set(names.tolist())
+    unknown = [c for c in names if c not in known]
+    missing = [c for c in fitted if c not in given]
     if unknown or missing:
         what = f"unknown columns {unknown[:5]}" if unknown else ""
         what += ("; " if what and missing else "") + (
@@ -534,9 +535,6 @@ class FeatureEncoder:
         return codes, values
 
     # ------------------------------------------------------------------ transform
-    def _check_names(self, X) -> None:
-        check_feature_names(getattr(self, "feature_names_in_", None), X)
-
     def transform(self, X, dtype=np.float32, fit=False, code_dtype=np.int32):
         """Encode X with the fitted encoding; returns (codes int32 (n, q), values float (n, r)).
 
@@ -544,7 +542,7 @@ class FeatureEncoder:
         ``fit=True`` (training rows) also checks that each continuous column's variance is
         representable in ``dtype``.
         """
-        self._check_names(X)
+        check_feature_names(getattr(self, "feature_names_in_", None), X)
         codes, values = self._transform(X, dtype, fit, code_dtype)
         if fit:
             _check_spread(values, self.continuous_idx_)
@@ -621,7 +619,7 @@ class FeatureEncoder:
         Returns the list of state counts before growth (so the caller can pad its count arrays).
         """
         old = list(self.n_states_)
-        self._check_names(X)
+        check_feature_names(getattr(self, "feature_names_in_", None), X)
         cols, kinds, _ = check_X_2d(X)
         if len(cols) != self.n_features_in_:
             raise ValueError(

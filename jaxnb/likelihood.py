@@ -267,11 +267,16 @@ def predict(log_post):
     return jnp.argmax(log_post, axis=-1)
 
 
+def weighted_sum(x, weight, axis=-1):
+    """Σ weight · x over ``axis``, where a row of weight 0 adds 0 even if its value is ±inf or
+    NaN (0 · inf = NaN): the held-out rows of a fold under alpha = 0, for example."""
+    return jnp.where(weight > 0, x * weight, 0.0).sum(axis)
+
+
 def _wmean(x, weight):
     if weight is None:
         return x.mean(-1)
-    # a row of weight 0 counts for nothing, even where its value is +/-inf or NaN (0 * inf = NaN)
-    return jnp.where(weight > 0, x * weight, 0.0).sum(-1) / weight.sum(-1)
+    return weighted_sum(x, weight) / weight.sum(-1)
 
 
 def _true_class(log_post, y):

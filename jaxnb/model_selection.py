@@ -19,6 +19,7 @@ import numpy as np
 
 from ._checks import check_scored_rows, concrete, jit_entry
 from ._dtypes import float_dtype
+from .likelihood import weighted_sum
 from .suffstats import SuffStats, accumulate, subtract
 
 __all__ = [
@@ -57,8 +58,7 @@ def aic(log_post, y, d, weight=None):
     w = jnp.ones(y.shape, log_post.dtype) if weight is None else jnp.asarray(weight, log_post.dtype)
     true = jnp.take_along_axis(log_post, y[:, None], axis=-1)[:, 0]
     N = w.sum()
-    # zero-weight rows must not turn a -inf log-probability into NaN (inf * 0)
-    return -2.0 * jnp.where(w > 0, w * true, 0.0).sum() / N + 2.0 * d / N
+    return -2.0 * weighted_sum(true, w) / N + 2.0 * d / N
 
 
 def _check_aic_inputs(log_post, y, weight):

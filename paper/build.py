@@ -670,9 +670,7 @@ def sec_fsnb_table2(b: Build):
             "training error of the model reached improves: a few such small moves leave the "
             "majority-class prediction unchanged (mean error "
             + ", ".join(f"Q{q} {num(eps[q].get('mean'), 3)}" for q in stuck)
-            + "), so the patience runs out. (Until this version the rule counted the winning "
-            "candidate's α + tε "
-            "error instead, which kept the search going: 0.195 at Q3.)\n\n"
+            + "), so the patience runs out.\n\n"
         )
     missing = [m for m in ("WNB", "aL1/L2-NB", "CFS+NB") if m not in res]
     if missing:

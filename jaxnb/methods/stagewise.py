@@ -57,6 +57,7 @@ import numpy as np
 from jax import lax
 
 from .._checks import concrete, jit_entry
+from ..likelihood import weighted_sum
 from ..params import NBParams, fit_marginal, fit_mle
 from ..suffstats import state_offsets, state_segments
 from .nb import fit_stats
@@ -145,11 +146,10 @@ def criterion_from_scores(scores, y, weight, criterion):
     logp = jax.nn.log_softmax(scores, axis=-1)
     idx = jnp.broadcast_to(y.reshape(lead + y.shape + (1,)), logp.shape[:-1] + (1,))
     true = jnp.take_along_axis(logp, idx, axis=-1)[..., 0]
-    # zero-weight rows (other folds) must not turn an infinite log-probability into inf * 0 = NaN
     if criterion == "error_probability":
-        return jnp.where(weight > 0, (1.0 - jnp.exp(true)) * weight, 0.0).sum(-1) / wsum
+        return weighted_sum(1.0 - jnp.exp(true), weight) / wsum
     if criterion == "log_loss":
-        return -jnp.where(weight > 0, true * weight, 0.0).sum(-1) / wsum
+        return -weighted_sum(true, weight) / wsum
     raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
 
 
@@ -164,7 +164,7 @@ def _rows_criterion(scores, onehot, weight, wsum, criterion):
     logp = jax.nn.log_softmax(scores, axis=-1)
     true = jnp.where(onehot, logp, 0.0).sum(-1)  # (n, p)
     per = 1.0 - jnp.exp(true) if criterion == "error_probability" else -true
-    return jnp.where(weight[:, None] > 0, per * weight[:, None], 0.0).sum(0) / wsum
+    return weighted_sum(per, weight[:, None], axis=0) / wsum
 
 
 class _Gathered(eqx.Module):
@@ -330,7 +330,7 @@ def _candidate_criterion(scores, y, onehot, weight, wsum, criterion):
     se = sum(jnp.exp(cls[j] - mx) for j in range(c))
     logp_true = true - mx - jnp.log(se)
     per = 1.0 - jnp.exp(logp_true) if criterion == "error_probability" else -logp_true
-    return jnp.where(weight > 0, per * weight, 0.0).sum(-1) / wsum  # no inf * 0 (other folds)
+    return weighted_sum(per, weight) / wsum
 
 
 def _report_iteration(it, crit, n_active, since, criterion):

@@ -58,6 +58,7 @@ import numpy as np
 from jax import lax
 
 from ._dtypes import float_dtype
+from .data import _frame_names, _is_pandas_df, check_feature_names
 from .estimators import NaiveBayes, undefined_score_rows, undefined_scores_error
 from .suffstats import (
     SuffStats,
@@ -385,8 +386,13 @@ def _iter_chunks(items, chunk_rows, y_map, stop, x_dtype=None):
         yield emit(buf, have)
 
 
-def _zip_items(source, y_source, w_source, need_y):
-    """(x, y, w) tuples from an iterable source (validated lazily, per chunk)."""
+def _zip_items(source, y_source, w_source, need_y, names):
+    """(x, y, w) tuples from an iterable source (validated lazily, per chunk).
+
+    ``names`` is a one-item list holding the column names the DataFrame chunks must carry
+    (None: taken from the first chunk that is a DataFrame with string names); chunks whose names
+    differ or come in another order are refused, as `check_feature_names` does for in-memory
+    estimators, since columns are read by position."""
     ys = iter(y_source) if _is_iterable(y_source) else None
     ws = iter(w_source) if _is_iterable(w_source) else None
     for k, item in enumerate(source):
@@ -401,15 +407,15 @@ def _zip_items(source, y_source, w_source, need_y):
             x = item
             y = _next_chunk(ys, "y_source", k) if ys is not None else None
             w = _next_chunk(ws, "sample_weight", k) if ws is not None else None
-        x = np.asarray(x)
+        x = _named_rows(x, names, f"chunk {k} of source")
         if x.ndim != 2:
             raise ValueError(
                 f"chunk {k} of source has shape {x.shape}; chunks must be 2-D (rows, columns)"
             )
         if need_y and y is None:
             raise ValueError("labels are missing: pass y_source or let source yield (X, y) tuples")
-        y = None if y is None else np.asarray(y).reshape(-1)
-        w = None if w is None else np.asarray(w, np.float64).reshape(-1)
+        y = None if y is None else _as_numpy(y).reshape(-1)
+        w = None if w is None else _as_numpy(w).astype(np.float64, copy=False).reshape(-1)
         if (y is not None and y.shape[0] != x.shape[0]) or (
             w is not None and w.shape[0] != x.shape[0]
         ):
@@ -425,6 +431,27 @@ def _zip_items(source, y_source, w_source, need_y):
 
 
 _EXHAUSTED = object()
+
+
+def _as_numpy(a):
+    """A NumPy view of an array-like; pandas objects through ``to_numpy`` (their ``__array__``
+    may hand back object arrays for nullable dtypes that ``to_numpy`` converts the same way)."""
+    return np.asarray(a.to_numpy() if hasattr(a, "to_numpy") else a)
+
+
+def _named_rows(x, names, what):
+    """``x`` as a NumPy array, after checking a DataFrame's column names against ``names[0]``
+    (set from the first named frame when None)."""
+    got = _frame_names(x)
+    if got is not None:
+        if names[0] is None:
+            names[0] = got
+        else:
+            try:
+                check_feature_names(names[0], x)
+            except ValueError as e:
+                raise ValueError(f"{what}: {e}") from None
+    return _as_numpy(x)
 
 
 def _next_chunk(it, name, k):
@@ -1003,9 +1030,20 @@ class _Source(NamedTuple):
     n_rows: int | None
     n_columns: int
     dtype: np.dtype
+    names: Any = None  # column names of DataFrame input (all strings), else None
 
 
-def _open_source(source, y_source, w_source, y_map, need_y) -> _Source:
+def _open_source(source, y_source, w_source, y_map, need_y, names=None) -> _Source:
+    """Open the inputs; ``names``: the column names DataFrame input must carry (None: any)."""
+    names = [names]
+    if _is_pandas_df(source):  # a whole in-memory frame: checked, then read as an array
+        source = _named_rows(source, names, "source")
+    for nm, a in (("y_source", y_source), ("sample_weight", w_source)):
+        if _is_pandas_df(a):
+            raise TypeError(f"{nm} is a DataFrame; pass one column (a Series or 1-D array)")
+    if isinstance(source, np.ndarray):  # a pandas Series of labels / weights beside it
+        y_source = _as_numpy(y_source) if hasattr(y_source, "to_numpy") else y_source
+        w_source = _as_numpy(w_source) if hasattr(w_source, "to_numpy") else w_source
     x_rows = _open_rows(source, "source")
     if x_rows is not None:
         if len(x_rows.shape) != 2:
@@ -1040,13 +1078,13 @@ def _open_source(source, y_source, w_source, y_map, need_y) -> _Source:
 
             return gen
 
-        return _Source(make_gen, n, p, x_rows.dtype)
+        return _Source(make_gen, n, p, x_rows.dtype, names[0])
     if not _is_iterable(source):
         raise TypeError(
             f"source must be a .npy path, a NumPy array / memmap or an iterable of "
             f"2-D chunks; got {type(source).__name__}"
         )
-    it = iter(_zip_items(source, y_source, w_source, need_y))
+    it = iter(_zip_items(source, y_source, w_source, need_y, names))
     try:
         first = next(it)
     except StopIteration:
@@ -1073,7 +1111,7 @@ def _open_source(source, y_source, w_source, y_map, need_y) -> _Source:
         del pool_size  # re-cut chunks are assembled in fresh buffers
         return lambda stop: _iter_chunks(chained(), chunk_rows, y_map, stop, dtype)
 
-    return _Source(make_gen, None, p, dtype)
+    return _Source(make_gen, None, p, dtype, names[0])
 
 
 def _chunk_rows_for(src: _Source, chunk_rows):
@@ -1189,7 +1227,7 @@ def fit_stats_out_of_core(
         raise ValueError("sample_weight sums to 0; at least one sample needs positive weight")
     stats = jax.tree.map(lambda a: jnp.asarray(a, dtype), state["acc"])
     if _return_layout:
-        return stats, layout, cls, state["sample"]
+        return stats, layout, cls, state["sample"], src.names
     return stats
 
 
@@ -1223,6 +1261,7 @@ def naive_bayes_from_stats(
     missing="error",
     unseen="error",
     sample=None,
+    feature_names=None,
 ) -> NaiveBayes:
     r"""A fitted `NaiveBayes` whose parameters come from given sufficient statistics.
 
@@ -1238,6 +1277,9 @@ def naive_bayes_from_stats(
       n_features: number of table columns; discrete_idx: the discrete columns.
       alpha, var_smoothing, priors, missing, unseen: `NaiveBayes` hyper-parameters.
       sample: optional (codes, values) of a few rows for ``feature_importances_``.
+      feature_names: optional column names (strings, one per column), recorded as
+        ``feature_names_in_``: DataFrames given later to ``predict*`` or `predict_out_of_core`
+        must carry them in this order.
     """
     from .data import FeatureEncoder
 
@@ -1265,6 +1307,14 @@ def naive_bayes_from_stats(
     enc.discrete_idx_, enc.continuous_idx_ = d_idx, c_idx
     enc.n_states_ = list(stats.n_states)
     enc.categories_ = [None] * len(d_idx)
+    if feature_names is not None:
+        names = np.asarray(feature_names, dtype=object).reshape(-1)
+        if len(names) != n_features or not all(isinstance(c, str) for c in names):
+            raise ValueError(
+                f"feature_names must be {n_features} strings (one per column); got "
+                f"{list(feature_names)[:5]}"
+            )
+        enc.feature_names_in_ = names
     return est.fit_from_stats(stats, classes, enc, sample)
 
 
@@ -1307,7 +1357,7 @@ def fit_nb_out_of_core(
             f"alpha and var_smoothing must be finite numbers >= 0; got {alpha=}, {var_smoothing=}"
         )
     t0 = time.perf_counter()
-    stats, layout, cls, sample = fit_stats_out_of_core(
+    stats, layout, cls, sample, names = fit_stats_out_of_core(
         source,
         y_source,
         classes=classes,
@@ -1332,6 +1382,7 @@ def fit_nb_out_of_core(
         missing=missing,
         unseen=unseen,
         sample=sample,
+        feature_names=names,
     )
     est.fit_time_ = time.perf_counter() - t0
     return est
@@ -1400,7 +1451,9 @@ def predict_out_of_core(
         getattr(estimator, "missing", "error") == "ignore",
         getattr(estimator, "unseen", "error") == "ignore",
     )
-    src = _open_source(source, None, None, None, False)
+    src = _open_source(
+        source, None, None, None, False, getattr(enc, "feature_names_in_", None)
+    )
     n, p, xdtype = src.n_rows, src.n_columns, src.dtype
     if p != layout.n_features:
         raise ValueError(

@@ -3,6 +3,7 @@
 import jax
 import numpy as np
 import pytest
+from fake_frame import Frame
 
 from jaxnb import NaiveBayes
 from jaxnb.outofcore import (
@@ -194,3 +195,45 @@ def test_repeated_chunked_prediction_compiles_nothing(compiles):
     # the two models differ (log scale: these probabilities are near 0 or 1), so the equality
     # above shows the refitted parameters were used
     assert np.abs(other.predict_log_proba(X) - model.predict_log_proba(X)).max() > 1e-3
+
+
+def test_dataframe_column_names_are_recorded_and_checked():
+    """A named frame (whole, or as chunks) is read by position, so its names are recorded at fit
+    and a reordered or renamed frame is refused at the next chunk and at prediction."""
+    X, y, _ = _table(5, n=900)
+    cols = ["a", "b", "c", "d", "e", "f"]
+    kw = dict(classes=[0, 1, 2], discrete=DISCRETE, n_states=N_STATES, progress=False)
+    est = fit_nb_out_of_core(Frame(X, cols), y, **kw)
+    np.testing.assert_array_equal(est.feature_names_in_, cols)
+    ref = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X, y)
+    _tree_close(est.stats_, ref.stats_)
+    chunks = [(Frame(X[:500], cols), y[:500]), (Frame(X[500:], cols), y[500:])]
+    est2 = fit_nb_out_of_core(iter(chunks), chunk_rows=256, **kw)
+    np.testing.assert_array_equal(est2.feature_names_in_, cols)
+    _tree_close(est2.stats_, ref.stats_)
+
+    swapped = [cols[1], cols[0]] + cols[2:]
+    bad = [(Frame(X[:500], cols), y[:500]), (Frame(X[500:, [1, 0, 2, 3, 4, 5]], swapped), y[500:])]
+    with pytest.raises(ValueError, match="chunk 1 of source.*another order.*'b'.*'a'"):
+        fit_nb_out_of_core(iter(bad), chunk_rows=256, **kw)
+
+    proba = predict_out_of_core(est, Frame(X, cols), method="predict_proba", progress=False)
+    np.testing.assert_allclose(proba, ref.predict_proba(X), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="missing columns \\['f'\\]"):
+        predict_out_of_core(est, Frame(X, cols[:5] + ["g"]), progress=False)
+    with pytest.raises(ValueError, match="chunk 0 of source.*another order"):
+        predict_out_of_core(est, iter([Frame(X[:, [1, 0, 2, 3, 4, 5]], swapped)]), progress=False)
+    with pytest.raises(ValueError, match="another order"):  # the in-memory predict agrees
+        est.predict(Frame(X[:, [1, 0, 2, 3, 4, 5]], swapped))
+    # arrays and unnamed models stay positional
+    np.testing.assert_array_equal(predict_out_of_core(est, X, progress=False), ref.predict(X))
+    plain = fit_nb_out_of_core(X, y, **kw)
+    assert not hasattr(plain, "feature_names_in_")
+    np.testing.assert_array_equal(
+        predict_out_of_core(plain, Frame(X[:, [1, 0, 2, 3, 4, 5]], swapped), progress=False),
+        ref.predict(X[:, [1, 0, 2, 3, 4, 5]]),
+    )
+    with pytest.raises(ValueError, match="feature_names must be 6 strings"):
+        naive_bayes_from_stats(
+            ref.stats_, ref.classes_, n_features=6, discrete_idx=DISCRETE, feature_names=cols[:5]
+        )

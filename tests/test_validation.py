@@ -3,6 +3,7 @@ that names the argument (or column) and the fix."""
 
 import numpy as np
 import pytest
+from fake_frame import Frame
 
 from jaxnb import NaiveBayes
 
@@ -418,49 +419,24 @@ def test_alpha_zero_gradient_is_finite_at_unused_zero_cells():
     assert np.isfinite(np.asarray(g.cpt)).all()
 
 
-class _Frame:
-    """The parts of a pandas DataFrame the encoder reads (pandas is optional in the tests)."""
-
-    class _ILoc:
-        def __init__(self, data):
-            self.data = data
-
-        def __getitem__(self, key):
-            return self.data[key]
-
-    def __init__(self, data, columns):
-        self.data = np.asarray(data)
-        self.columns = list(columns)
-        self.shape = self.data.shape
-        self.iloc = self._ILoc(self.data)
-        self.dtypes = _Frame._Series([self.data.dtype] * self.shape[1])
-
-    class _Series:
-        def __init__(self, values):
-            self.iloc = values
-
-    def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype)
-
-
 def test_dataframe_column_names_are_checked_at_predict():
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 30)
     X = np.c_[y + rng.normal(size=60), rng.normal(size=60) * 3, -y + rng.normal(size=60)]
-    m = NaiveBayes().fit(_Frame(X, ["a", "b", "c"]), y)
+    m = NaiveBayes().fit(Frame(X, ["a", "b", "c"]), y)
     assert m.feature_names_in_.tolist() == ["a", "b", "c"]
-    same = m.predict_proba(_Frame(X, ["a", "b", "c"]))
+    same = m.predict_proba(Frame(X, ["a", "b", "c"]))
     np.testing.assert_array_equal(same, m.predict_proba(X))  # arrays are read by position
     with pytest.raises(ValueError, match=r"another order \(position 0: 'c', fitted 'a'\)"):
-        m.predict(_Frame(X[:, ::-1], ["c", "b", "a"]))  # was read silently as a, b, c
+        m.predict(Frame(X[:, ::-1], ["c", "b", "a"]))  # was read silently as a, b, c
     with pytest.raises(ValueError, match=r"unknown columns \['d'\]; missing columns \['c'\]"):
-        m.predict(_Frame(X, ["a", "b", "d"]))
+        m.predict(Frame(X, ["a", "b", "d"]))
     with pytest.raises(ValueError, match=r"X\[model.feature_names_in_\]"):
-        m.partial_fit(_Frame(X, ["b", "a", "c"]), y)  # a later batch is checked too
+        m.partial_fit(Frame(X, ["b", "a", "c"]), y)  # a later batch is checked too
     # integer column names are positions (as scikit-learn): no names, no check
-    n = NaiveBayes().fit(_Frame(X, [0, 1, 2]), y)
+    n = NaiveBayes().fit(Frame(X, [0, 1, 2]), y)
     assert not hasattr(n, "feature_names_in_")
-    np.testing.assert_array_equal(n.predict(_Frame(X, [2, 1, 0])), n.predict(X))
+    np.testing.assert_array_equal(n.predict(Frame(X, [2, 1, 0])), n.predict(X))
     # refitting on an array drops the names
     m.fit(X, y)
     assert not hasattr(m, "feature_names_in_")
@@ -474,13 +450,13 @@ def test_streaming_estimators_check_dataframe_column_names():
     y = np.repeat([0, 1], 150)
     X = np.c_[y + rng.normal(size=300), rng.normal(size=300), -y + rng.normal(size=300)]
     for m in (AveragedNB(), OnlineNB()):
-        m.fit(_Frame(X, ["a", "b", "c"]), y)
+        m.fit(Frame(X, ["a", "b", "c"]), y)
         assert m.feature_names_in_.tolist() == ["a", "b", "c"]
-        np.testing.assert_array_equal(m.predict(_Frame(X, ["a", "b", "c"])), m.predict(X))
+        np.testing.assert_array_equal(m.predict(Frame(X, ["a", "b", "c"])), m.predict(X))
         with pytest.raises(ValueError, match=r"another order \(position 0: 'c', fitted 'a'\)"):
-            m.predict(_Frame(X[:, ::-1], ["c", "b", "a"]))
+            m.predict(Frame(X[:, ::-1], ["c", "b", "a"]))
     with pytest.raises(ValueError, match=r"missing columns \['c'\]"):
-        m.partial_fit(_Frame(X, ["a", "b", "d"]), y)  # OnlineNB: a later batch is checked
+        m.partial_fit(Frame(X, ["a", "b", "d"]), y)  # OnlineNB: a later batch is checked
     m.fit(X, y)  # a fresh fit on an array forgets the names
     assert not hasattr(m, "feature_names_in_")
-    m.partial_fit(_Frame(X, ["c", "b", "a"]), y)  # nothing to check against
+    m.partial_fit(Frame(X, ["c", "b", "a"]), y)  # nothing to check against

@@ -108,12 +108,29 @@ def _frame_names(X):
     return np.asarray(names, dtype=object)
 
 
+def _name_list(names, k=5):
+    shown = ", ".join(repr(c) for c in names[:k])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > k else "")
+
+
 def check_feature_names(fitted, X) -> None:
     """A DataFrame with string column names must name the training columns (``fitted``, from
     `_frame_names` at fit; None: nothing to check) in their order: columns are matched by
-    position, so a reordered frame would be read silently wrong."""
+    position, so a reordered frame would be read silently wrong.
+
+    X without string column names (an array, or integer names) after a fit on named columns is
+    read by position with a UserWarning, as scikit-learn does."""
     names = _frame_names(X)
-    if fitted is None or names is None:
+    if fitted is None:
+        return
+    if names is None:
+        warnings.warn(
+            f"X has no column names, but the model was fitted on a DataFrame with named columns "
+            f"({_name_list(fitted)}); its columns are read by position, in the order of "
+            "feature_names_in_",
+            UserWarning,
+            stacklevel=3,
+        )
         return
     if len(names) == len(fitted) and bool(np.all(names == fitted)):
         return

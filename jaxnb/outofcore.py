@@ -442,15 +442,13 @@ def _as_numpy(a):
 def _named_rows(x, names, what):
     """``x`` as a NumPy array, after checking a DataFrame's column names against ``names[0]``
     (set from the first named frame when None)."""
-    got = _frame_names(x)
-    if got is not None:
-        if names[0] is None:
-            names[0] = got
-        else:
-            try:
-                check_feature_names(names[0], x)
-            except ValueError as e:
-                raise ValueError(f"{what}: {e}") from None
+    if names[0] is None:
+        names[0] = _frame_names(x)
+    else:
+        try:
+            check_feature_names(names[0], x)
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
     return _as_numpy(x)
 
 
@@ -1038,6 +1036,8 @@ def _open_source(source, y_source, w_source, y_map, need_y, names=None) -> _Sour
     names = [names]
     if _is_pandas_df(source):  # a whole in-memory frame: checked, then read as an array
         source = _named_rows(source, names, "source")
+    elif names[0] is not None and not _is_iterable(source):
+        check_feature_names(names[0], source)  # an unnamed table after a named fit: a warning
     for nm, a in (("y_source", y_source), ("sample_weight", w_source)):
         if _is_pandas_df(a):
             raise TypeError(f"{nm} is a DataFrame; pass one column (a Series or 1-D array)")
@@ -1451,9 +1451,7 @@ def predict_out_of_core(
         getattr(estimator, "missing", "error") == "ignore",
         getattr(estimator, "unseen", "error") == "ignore",
     )
-    src = _open_source(
-        source, None, None, None, False, getattr(enc, "feature_names_in_", None)
-    )
+    src = _open_source(source, None, None, None, False, getattr(enc, "feature_names_in_", None))
     n, p, xdtype = src.n_rows, src.n_columns, src.dtype
     if p != layout.n_features:
         raise ValueError(

@@ -226,7 +226,10 @@ def test_dataframe_column_names_are_recorded_and_checked():
     with pytest.raises(ValueError, match="another order"):  # the in-memory predict agrees
         est.predict(Frame(X[:, [1, 0, 2, 3, 4, 5]], swapped))
     # arrays and unnamed models stay positional
-    np.testing.assert_array_equal(predict_out_of_core(est, X, progress=False), ref.predict(X))
+    with pytest.warns(UserWarning, match="no column names"):
+        np.testing.assert_array_equal(predict_out_of_core(est, X, progress=False), ref.predict(X))
+    with pytest.warns(UserWarning, match="no column names"):  # an unnamed chunk after named ones
+        fit_nb_out_of_core(iter([chunks[0], (X[500:], y[500:])]), chunk_rows=256, **kw)
     plain = fit_nb_out_of_core(X, y, **kw)
     assert not hasattr(plain, "feature_names_in_")
     np.testing.assert_array_equal(

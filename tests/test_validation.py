@@ -426,7 +426,11 @@ def test_dataframe_column_names_are_checked_at_predict():
     m = NaiveBayes().fit(Frame(X, ["a", "b", "c"]), y)
     assert m.feature_names_in_.tolist() == ["a", "b", "c"]
     same = m.predict_proba(Frame(X, ["a", "b", "c"]))
-    np.testing.assert_array_equal(same, m.predict_proba(X))  # arrays are read by position
+    # an array is read by position, with the warning scikit-learn gives
+    with pytest.warns(UserWarning, match=r"no column names.*\('a', 'b', 'c'\).*by position"):
+        np.testing.assert_array_equal(same, m.predict_proba(X))
+    with pytest.warns(UserWarning, match="no column names"):  # integer names are no names
+        m.predict(Frame(X, [0, 1, 2]))
     with pytest.raises(ValueError, match=r"another order \(position 0: 'c', fitted 'a'\)"):
         m.predict(Frame(X[:, ::-1], ["c", "b", "a"]))  # was read silently as a, b, c
     with pytest.raises(ValueError, match=r"unknown columns \['d'\]; missing columns \['c'\]"):
@@ -452,7 +456,8 @@ def test_streaming_estimators_check_dataframe_column_names():
     for m in (AveragedNB(), OnlineNB()):
         m.fit(Frame(X, ["a", "b", "c"]), y)
         assert m.feature_names_in_.tolist() == ["a", "b", "c"]
-        np.testing.assert_array_equal(m.predict(Frame(X, ["a", "b", "c"])), m.predict(X))
+        with pytest.warns(UserWarning, match="no column names"):
+            np.testing.assert_array_equal(m.predict(Frame(X, ["a", "b", "c"])), m.predict(X))
         with pytest.raises(ValueError, match=r"another order \(position 0: 'c', fitted 'a'\)"):
             m.predict(Frame(X[:, ::-1], ["c", "b", "a"]))
     with pytest.raises(ValueError, match=r"missing columns \['c'\]"):

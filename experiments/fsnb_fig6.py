@@ -25,16 +25,16 @@ from jaxnb.methods.nb import fit_stats
 from jaxnb.params import fit_marginal, fit_mle
 
 try:
-    from experiments._common import figure_path, save_json
+    from experiments._common import FSNB_EPSILON, FSNB_V, figure_path, save_json
 except ImportError:
-    from _common import figure_path, save_json
+    from _common import FSNB_EPSILON, FSNB_V, figure_path, save_json
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="shorter path (60 iterations)")
     args = ap.parse_args(argv)
-    max_iter = 60 if args.quick else sw.default_max_iter(15, 0.025)  # enough for every α = 1
+    max_iter = 60 if args.quick else sw.default_max_iter(15, FSNB_EPSILON)  # enough for every α = 1
     d = make_fig1(jax.random.PRNGKey(6), n_train=300, n_test=3000, n_irrelevant=12)
     ns = (3,) * 15
     st = fit_stats(d["codes_train"], d["values_train"], d["y_train"], n_states=ns, n_classes=3)
@@ -45,10 +45,10 @@ def main(argv=None):
         d["codes_train"],
         d["values_train"],
         d["y_train"],
-        epsilon=0.025,
-        n_steps=20,
+        epsilon=FSNB_EPSILON,
+        n_steps=FSNB_V,
         max_iter=max_iter,
-        k_max=sw.n_units(0.025),
+        k_max=sw.n_units(FSNB_EPSILON),
     )
     n = int(path.n_iter) + 1
     test = np.asarray(

@@ -25,9 +25,25 @@ from jaxnb.estimators_search import SelectiveNB, StagewiseNB
 from jaxnb.model_selection import stratified_folds
 
 try:
-    from experiments._common import figure_path, fmt, print_table, save_json
+    from experiments._common import (
+        FSNB_EPSILON,
+        FSNB_PATIENCE,
+        FSNB_V,
+        figure_path,
+        fmt,
+        print_table,
+        save_json,
+    )
 except ImportError:
-    from _common import figure_path, fmt, print_table, save_json
+    from _common import (
+        FSNB_EPSILON,
+        FSNB_PATIENCE,
+        FSNB_V,
+        figure_path,
+        fmt,
+        print_table,
+        save_json,
+    )
 
 PAPER = {  # error per quartile, selected predictors per quartile
     "NB": ((0.28, 0.28, 0.20), None),
@@ -45,19 +61,16 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="2 folds instead of 10 (smoke test)")
     args = ap.parse_args(argv)
     n_folds = 2 if args.quick else 10
+    fsnb = dict(epsilon=FSNB_EPSILON, n_steps=FSNB_V, patience=FSNB_PATIENCE, selection="aic")
     makers = {
         "NB": lambda: NaiveBayes(),
         "SNB": lambda: SelectiveNB(direction="forward", criterion="error"),
         "WNB": lambda: WeightedNB(scheme="ferreira"),
         "aL1/L2-NB": lambda: GroupLassoNB(adaptive=True, tol=1e-5, max_steps=300),
-        "fsNB": lambda: StagewiseNB(epsilon=0.025, n_steps=20, patience=6, selection="aic"),
+        "fsNB": lambda: StagewiseNB(**fsnb),
         "CFS+NB": lambda: FilterNB(filter="cfs"),
-        "fsNB(eps)": lambda: StagewiseNB(
-            epsilon=0.025, n_steps=20, patience=6, selection="aic", step_rule="eps"
-        ),
-        "fsNB(no-stop)": lambda: StagewiseNB(
-            epsilon=0.025, n_steps=20, patience=None, selection="aic"
-        ),
+        "fsNB(eps)": lambda: StagewiseNB(**fsnb, step_rule="eps"),
+        "fsNB(no-stop)": lambda: StagewiseNB(**{**fsnb, "patience": None}),
     }
     res = {}
     for q in (1, 2, 3):

@@ -47,6 +47,7 @@ from jax import lax
 
 from .._checks import check_array_range, check_scored_rows, concrete, jit_entry
 from .._dtypes import float_dtype
+from ..likelihood import weighted_sum
 from ..suffstats import state_segments
 from . import filters
 from .filters import equal_frequency_codes
@@ -193,7 +194,7 @@ def _log_loss(params: GradientWeights, L, y, weight):
     H = jnp.einsum("npc,pc->nc", L, params.weights) + params.bias[None, :]
     logp = jax.nn.log_softmax(H, axis=-1)
     true = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
-    return -jnp.sum(jnp.where(weight > 0, weight * true, 0.0)) / jnp.sum(weight)
+    return -weighted_sum(true, weight) / jnp.sum(weight)
 
 
 def _floor_log(a):

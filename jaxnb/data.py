@@ -159,10 +159,7 @@ def check_X_2d(X, name: str = "X"):
         raise ValueError(f"{name} is None; pass a 2-D array-like of shape (n_samples, n_features)")
     if _is_pandas_df(X):
         cols = [np.asarray(X.iloc[:, j]) for j in range(X.shape[1])]
-        kinds = []
-        for j in range(X.shape[1]):
-            dt = X.dtypes.iloc[j]
-            kinds.append("category" if str(dt) == "category" else np.asarray(cols[j]).dtype.kind)
+        kinds = [_frame_kind(X.dtypes.iloc[j], cols[j]) for j in range(X.shape[1])]
         n = X.shape[0]
     else:
         try:
@@ -189,6 +186,19 @@ def check_X_2d(X, name: str = "X"):
     if len(cols) == 0:
         raise ValueError(f"{name} has 0 features; at least one feature is required")
     return cols, kinds, n
+
+
+def _frame_kind(dt, col):
+    """The kind of a DataFrame column, from its pandas dtype: a nullable ``Int64`` or ``boolean``
+    column with a missing value converts to float NaN or to objects, and its values alone would
+    make it continuous (an integer column read as a Gaussian) or a set of labels; the dtype says
+    integer codes. A plain ``object`` column is classified by its values, as for arrays."""
+    if str(dt) == "category":
+        return "category"
+    kind = getattr(dt, "kind", None)
+    if kind == "O" and isinstance(dt, np.dtype):  # object: numbers (and None / NaN) or labels
+        return _object_kind(col)
+    return kind if isinstance(kind, str) and len(kind) == 1 else col.dtype.kind
 
 
 def _object_kind(col):

@@ -465,3 +465,45 @@ def test_streaming_estimators_check_dataframe_column_names():
     m.fit(X, y)  # a fresh fit on an array forgets the names
     assert not hasattr(m, "feature_names_in_")
     m.partial_fit(Frame(X, ["c", "b", "a"]), y)  # nothing to check against
+
+
+def test_pandas_columns_are_classified_by_their_dtype():
+    """A nullable Int64 / boolean column with a missing value converts to float NaN or objects,
+    so its values alone made it a Gaussian or a set of labels; its dtype says integer codes. An
+    object column of numbers is continuous, as it is in an object array (it was label-encoded,
+    one state per distinct value)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    n = 120
+    y = rng.integers(0, 2, n)
+    codes = np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n))
+    flags = rng.random(n) < 0.3 + 0.4 * y
+    real = y + rng.normal(size=n)
+    df = pd.DataFrame(
+        {
+            "i": pd.array(codes, dtype="Int64"),
+            "b": pd.array(flags, dtype="boolean"),
+            "f": pd.array(real, dtype="Float64"),
+            "o": pd.Series(list(real[::-1]), dtype=object),
+            "s": pd.Series(np.where(y == 1, "u", "v"), dtype=object),
+        }
+    )
+    df.loc[3, ["i", "b", "f", "o", "s"]] = [pd.NA, pd.NA, pd.NA, None, None]
+    m = NaiveBayes(missing="ignore").fit(df, y)
+    assert m.encoder_.discrete_idx_.tolist() == [0, 1, 4]
+    assert m.encoder_.continuous_idx_.tolist() == [2, 3]
+    assert m.encoder_.n_states_ == [3, 2, 2]
+    # the same model from a float array with the kinds given explicitly
+    X = np.c_[
+        np.where(np.arange(n) == 3, np.nan, codes),
+        np.where(np.arange(n) == 3, np.nan, flags),
+        np.where(np.arange(n) == 3, np.nan, real),
+        np.where(np.arange(n) == 3, np.nan, real[::-1]),
+        np.where(np.arange(n) == 3, np.nan, 1 - y),  # the codes of the labels "u" < "v"
+    ]
+    ref = NaiveBayes(missing="ignore", discrete=[0, 1, 4]).fit(X, y)
+    np.testing.assert_allclose(
+        m.predict_log_proba(df), ref.predict_log_proba(X), rtol=1e-12, atol=1e-12
+    )
+    with pytest.raises(ValueError, match="discrete column 0 has missing values"):
+        NaiveBayes().fit(df[["i"]], y)

@@ -164,16 +164,42 @@ def _block_sums(codes, values, Yw, n_states, shift, masked=True):
         counts = Yw.T @ _onehot_block(codes, n_states, dtype)  # (c, width)
     else:
         counts = jnp.zeros((Yw.shape[1], 0), dtype)
-    if masked:
-        obs = jnp.isfinite(values)
-        x = jnp.where(obs, values - shift[None, :], 0.0).astype(dtype)
-        s0 = _rows_dot(Yw, obs.astype(dtype))
-    else:
-        x = (values - shift[None, :]).astype(dtype)
-        s0 = jnp.zeros((Yw.shape[1], values.shape[1]), dtype)
+    if not masked:
+        s1, s2 = _unmasked_sums(Yw, values, shift)
+        return counts, jnp.zeros((Yw.shape[1], values.shape[1]), dtype), s1, s2
+    obs = jnp.isfinite(values)
+    x = jnp.where(obs, values - shift[None, :], 0.0).astype(dtype)
+    s0 = _rows_dot(Yw, obs.astype(dtype))
     s1 = _rows_dot(Yw, x)
     s2 = _rows_dot(Yw, x * x)
     return counts, s0, s1, s2
+
+
+@jax.custom_jvp
+def _unmasked_sums(Yw, values, shift):
+    """S1 = Yw^T (x - shift) and S2 = Yw^T (x - shift)^2 without masking: a missing value makes
+    them non-finite, which `accumulate` detects (and then discards them for the masked pass).
+
+    The derivative is taken with missing entries set to 0. Plain differentiation would give
+    0 * NaN = NaN through the discarded pass, so every gradient of the statistics was NaN on
+    data with one missing value; with the rule, the discarded pass contributes 0 and the masked
+    pass the gradient. On finite data the rule is the plain derivative. The forward pass is
+    unchanged (no mask, so no cost when nothing is differentiated)."""
+    x = (values - shift[None, :]).astype(Yw.dtype)
+    return _rows_dot(Yw, x), _rows_dot(Yw, x * x)
+
+
+@_unmasked_sums.defjvp
+def _unmasked_sums_jvp(primals, tangents):
+    Yw, values, shift = primals
+    dYw, dvalues, _ = tangents  # shift is a stop_gradient reference value
+    out = _unmasked_sums(Yw, values, shift)
+    obs = jnp.isfinite(values)
+    x = jnp.where(obs, values - shift[None, :], 0.0).astype(Yw.dtype)
+    dx = jnp.where(obs, dvalues, 0.0).astype(Yw.dtype)
+    ds1 = _rows_dot(dYw, x) + _rows_dot(Yw, dx)
+    ds2 = _rows_dot(dYw, x * x) + _rows_dot(Yw, 2.0 * x * dx)
+    return out, (ds1, ds2)
 
 
 def _blocked_sums(codes, values, Yw, n_states, shift, block_size, masked=True):
@@ -214,11 +240,7 @@ def accumulate(
       weight: optional (n,) sample weights (0/1 weights select folds or subsets).
       n_states: static tuple of state counts of the discrete predictors.
       block_size: rows per block of the scanned accumulation (None: one block). Blocks keep the
-        (rows x states) one-hot in cache instead of materializing it for all n rows. With
-        several blocks and a missing (non-finite) value, reverse-mode gradients are NaN: the
-        fast unmasked pass, whose result is then discarded, is still differentiated (0 * NaN).
-        Differentiate with ``block_size=None`` (the masked pass; same values) on such data;
-        moving both passes into the ``lax.cond`` fixes it but costs ~40% on clean data.
+        (rows x states) one-hot in cache instead of materializing it for all n rows.
 
     Returns:
       `SuffStats`. Class means and m2 come from sums shifted by a per-predictor reference value (the

@@ -567,10 +567,10 @@ def test_float32_inputs_keep_float32_when_x64_is_enabled():
     assert lp.dtype == jnp.float32
 
 
-def test_accumulate_gradient_with_missing_values_documented_workaround():
-    """The docstring's workaround: with a missing value, block_size=None gives finite sample-
-    weight gradients equal to a NaN-free float64 reference; the blocked call gives the same
-    statistics (its gradient is the documented NaN)."""
+def test_accumulate_gradient_with_missing_values():
+    """With a missing value, the sample-weight gradient equals a float64 finite-difference
+    reference, blocked or not. The blocked call's unmasked pass, discarded when it meets the
+    missing value, made every gradient NaN (0 * NaN) before its derivative rule masked it."""
     from jaxnb.suffstats import accumulate
 
     rng = np.random.default_rng(0)
@@ -610,3 +610,17 @@ def test_accumulate_gradient_with_missing_values_documented_workaround():
     )
     assert np.isfinite(np.asarray(g)).all()
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jax.grad(f)(w, 16), g, rtol=1e-10, atol=1e-12)
+
+    # the values' gradient: finite, 0 at the missing entry, the same blocked or not, in reverse
+    # and in forward mode, and on clean data too (there the rule is the plain derivative)
+    def fv(vals, bs):
+        st = accumulate(codes, vals, Y, w, n_states=(3, 3), block_size=bs)
+        return st.mean.sum() + (st.m2**2).sum()
+
+    for data in (jnp.asarray(v), jnp.asarray(np.nan_to_num(v, nan=0.3))):
+        gv = jax.grad(fv)(data, None)
+        assert np.isfinite(np.asarray(gv)).all()
+        np.testing.assert_allclose(jax.grad(fv)(data, 16), gv, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(jax.jacfwd(fv)(data, 16), gv, rtol=1e-10, atol=1e-12)
+    assert float(jax.grad(fv)(jnp.asarray(v), 16)[3, 1]) == 0.0

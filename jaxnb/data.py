@@ -617,10 +617,17 @@ class FeatureEncoder:
         values = _aligned_empty((n, r), dtype)
         for t, j in enumerate(self.continuous_idx_):
             col = np.asarray(cols[j])
+            fix = "convert it to numbers (dates e.g. to seconds since an epoch) or mark it discrete"
             if col.dtype.kind == "O":
-                col = np.array([np.nan if _is_missing_obj(v) else v for v in col], dtype=float)
+                try:
+                    col = np.array([np.nan if _is_missing_obj(v) else v for v in col], dtype=float)
+                except (TypeError, ValueError):
+                    bad = next((v for v in col if not isinstance(v, numbers.Real)), None)
+                    raise TypeError(
+                        f"continuous column {j} holds {type(bad).__name__} values; {fix}"
+                    ) from None
             if col.dtype.kind not in "fiub":
-                raise TypeError(f"continuous column {j} has dtype {col.dtype}; expected numbers")
+                raise TypeError(f"continuous column {j} has dtype {col.dtype}; {fix}")
             col = col.astype(np.float64)
             if np.isinf(col).any():
                 raise ValueError(f"continuous column {j} contains inf; remove or clip those values")

@@ -507,3 +507,19 @@ def test_pandas_columns_are_classified_by_their_dtype():
     )
     with pytest.raises(ValueError, match="discrete column 0 has missing values"):
         NaiveBayes().fit(df[["i"]], y)
+
+
+def test_dates_in_a_continuous_column_get_a_clear_error():
+    """A tz-aware pandas date column reaches the encoder as Timestamp objects and stopped the fit
+    with NumPy's "float() argument must be ... not 'Timestamp'"; the error now names the column
+    and the fix, as it does for a datetime64 column."""
+    pd = pytest.importorskip("pandas")
+    y = np.arange(20) % 2
+    df = pd.DataFrame(
+        {"x": np.linspace(0, 1, 20), "t": pd.date_range("2020", periods=20, tz="UTC")}
+    )
+    with pytest.raises(TypeError, match="continuous column 1 holds Timestamp values; convert it"):
+        NaiveBayes().fit(df, y)
+    days = np.arange(20).astype("datetime64[D]")
+    with pytest.raises(TypeError, match=r"column 0 has dtype datetime64\[D\]; convert it"):
+        NaiveBayes().fit(days[:, None], y)

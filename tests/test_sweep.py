@@ -77,6 +77,13 @@ def test_nb_sweep_equals_looping_the_estimator(table1):
     row = res.rows()[1]
     assert (row["dataset"], row["alpha"], row["fold"], row["seed"]) == (0, 0.5, 0, 7)
     assert row["valid_error"] == res.arrays["valid_error"][0, 0, 0, 1]
+    try:
+        import pandas  # noqa: F401  (optional: the DataFrame view of the same table)
+    except ImportError:
+        return
+    frame = res.to_pandas()
+    assert list(frame.columns) == list(res.table.dtype.names) and len(frame) == len(res.rows())
+    assert frame.iloc[1].to_dict() == pytest.approx(row)
 
 
 @pytest.mark.skipif(

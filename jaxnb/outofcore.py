@@ -1041,7 +1041,7 @@ def _open_source(source, y_source, w_source, y_map, need_y, names=None) -> _Sour
     for nm, a in (("y_source", y_source), ("sample_weight", w_source)):
         if _is_pandas_df(a):
             raise TypeError(f"{nm} is a DataFrame; pass one column (a Series or 1-D array)")
-    if isinstance(source, np.ndarray):  # a pandas Series of labels / weights beside it
+    if not _is_iterable(source):  # a table: a pandas Series of labels / weights beside it
         y_source = _as_numpy(y_source) if hasattr(y_source, "to_numpy") else y_source
         w_source = _as_numpy(w_source) if hasattr(w_source, "to_numpy") else w_source
     x_rows = _open_rows(source, "source")

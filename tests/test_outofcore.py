@@ -240,3 +240,18 @@ def test_dataframe_column_names_are_recorded_and_checked():
         naive_bayes_from_stats(
             ref.stats_, ref.classes_, n_features=6, discrete_idx=DISCRETE, feature_names=cols[:5]
         )
+
+
+def test_pandas_series_labels_and_weights_beside_a_table(tmp_path):
+    """Labels and weights as pandas Series next to an array or a .npy path are read like arrays
+    (a Series beside a path was refused as 'y_source must be an array, memmap or .npy path')."""
+    pd = pytest.importorskip("pandas")
+    X, y, w = _table(6, n=700)
+    np.save(tmp_path / "x.npy", X)
+    kw = dict(classes=[0, 1, 2], discrete=DISCRETE, n_states=N_STATES, progress=False)
+    ref = fit_stats_out_of_core(X, y, sample_weight=w, **kw)
+    for src in (X, str(tmp_path / "x.npy")):
+        got = fit_stats_out_of_core(src, pd.Series(y), sample_weight=pd.Series(w), **kw)
+        _tree_close(got, ref)
+    with pytest.raises(TypeError, match="y_source is a DataFrame; pass one column"):
+        fit_stats_out_of_core(X, pd.DataFrame({"y": y}), **kw)

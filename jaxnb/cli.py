@@ -34,12 +34,14 @@ def _default_datasets(seed: int, quick: bool):
     X = np.concatenate([np.asarray(d["codes_train"]), np.asarray(d["codes_test"])])
     y = np.concatenate([np.asarray(d["y_train"]), np.asarray(d["y_test"])])
     split = (np.arange(300), np.arange(300, 300 + n_test))
-    out.append(("DR (fsNB Table 1, N=300)", X, y, [split], "discrete", None))
+    out.append(("DR (fsNB Table 1, N=300)", X, y, [split], "discrete", None, False))
     X, y = load_diabetes(quartile=2)
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
     cut = int(0.7 * len(y))
-    out.append(("Diabetes (median, 70/30)", X, y, [(perm[:cut], perm[cut:])], "continuous", None))
+    out.append(
+        ("Diabetes (median, 70/30)", X, y, [(perm[:cut], perm[cut:])], "continuous", None, False)
+    )
     return out
 
 
@@ -68,6 +70,20 @@ def _user_dataset(args):
         f"{(~mask).sum()} continuous (C) predictors: {kinds}",
         file=sys.stderr,
     )
+    missing = np.where(mask[None, :], X < 0, np.isnan(X))  # code -1 / NaN (`load_csv`)
+    if missing.any():
+        cols = [n for n, m in zip(table.names, missing.any(0), strict=True) if m]
+        where = ", ".join(cols[:5]) + (f", ... ({len(cols)} columns)" if len(cols) > 5 else "")
+        if args.missing == "error":
+            raise ValueError(
+                f"{args.data} has {int(missing.sum())} missing cells in {where}; pass "
+                "--missing ignore (the methods that support it drop those terms) or impute them"
+            )
+        print(
+            f"{args.data}: {int(missing.sum())} missing cells in {where}; methods without "
+            "missing-value support are reported as not run",
+            file=sys.stderr,
+        )
     kind = "discrete" if mask.all() else ("mixed" if mask.any() else "continuous")
     rows = np.arange(len(y))
     if args.cv is not None:
@@ -81,7 +97,7 @@ def _user_dataset(args):
         splits = [(rows[~test], rows[test])]
         how = f"{1 - args.test_size:.0%}/{args.test_size:.0%}"
     name = f"{args.data} ({how})"
-    return name, X, y, splits, kind, table.estimator_params
+    return name, X, y, splits, kind, table.estimator_params, bool(missing.any())
 
 
 def _configure(est, params, missing):
@@ -154,7 +170,7 @@ def cmd_compare(args) -> int:
     total = len(names) * len(datasets)
     k = 0
     t_start = time.perf_counter()
-    for dname, X, y, splits, kind, params in datasets:
+    for dname, X, y, splits, kind, params, has_missing in datasets:
         for name in names:
             k += 1
             spec = get_method(name)
@@ -163,6 +179,9 @@ def cmd_compare(args) -> int:
                     failures.append(
                         (dname, name, f"supports {', '.join(spec.kinds)} data, not {kind}")
                     )
+                continue
+            if has_missing and "missing" not in spec.factory(kind).get_params():
+                failures.append((dname, name, "does not handle missing values (impute them)"))
                 continue
             print(f"[{k}/{total}] {name} on {dname} ...", file=sys.stderr, flush=True)
             errs, sels, fit_s = [], [], 0.0

@@ -117,12 +117,19 @@ def test_compare_on_a_csv_with_cv_equals_a_direct_loop(csv_path, capsys):
     assert float(row[err_col + 1]) == pytest.approx(np.std(errs, ddof=1), abs=5e-5)
 
 
-def test_compare_reports_methods_that_reject_the_data(csv_path, capsys):
-    # missing cells without --missing ignore: NB rejects them, and the table says so
+def test_compare_on_missing_cells_says_what_to_do(csv_path, capsys):
+    # without --missing ignore: one error naming the columns and the option (every method used
+    # to fail on its own, with an error about negative codes)
     rc = main(["compare", "--data", str(csv_path), "--methods", "NB"])
+    _, err = capsys.readouterr()
+    assert rc == 2
+    assert "has 2 missing cells in colour, weight; pass --missing ignore" in err
+    # with it: the methods without missing-value support are reported as such, not run
+    rc = main(["compare", "--data", str(csv_path), "--methods", "NB,CFS+NB", "--missing", "ignore"])
     out, _ = capsys.readouterr()
-    assert rc == 1
-    assert "not run: NB" in out and "missing='ignore'" in out
+    assert rc == 0  # some method ran
+    assert "not run: CFS+NB" in out and "does not handle missing values" in out
+    assert [r for r in _table_rows(out) if "NB" in r and "CFS+NB" not in r]
 
 
 def test_compare_embedded_and_argument_errors(capsys):

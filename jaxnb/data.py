@@ -460,11 +460,17 @@ class FeatureEncoder:
             allowed = (codes == _MISSING_CODE) if self.missing == "ignore" else np.zeros_like(neg)
             if (neg & ~allowed).any():
                 bad = codes[neg & ~allowed][0]
-                extra = (
-                    ""
-                    if self.missing == "ignore" or "missing" not in self.offers
-                    else (" (or pass missing='ignore' and code missing values as -1)")
-                )
+                if self.missing == "ignore":
+                    extra = ""
+                elif "missing" in self.offers:
+                    extra = " (or pass missing='ignore' and code missing values as -1)"
+                elif bad != _MISSING_CODE:
+                    extra = ""
+                else:  # -1 is the missing code elsewhere in the library
+                    extra = (
+                        "; if -1 marks missing values, impute them (this estimator has no "
+                        "missing='ignore' option)"
+                    )
                 raise ValueError(
                     f"discrete column {j} has negative code {bad}; codes must lie in "
                     f"[0, n_states){extra}"

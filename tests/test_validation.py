@@ -128,6 +128,12 @@ def test_negative_discrete_code():
     with pytest.raises(ValueError, match="discrete column 1 has negative code -2"):
         X[6, 1] = -2
         NaiveBayes(missing="ignore").fit(X, y)
+    # an estimator without the option says -1 cannot be a missing value for it
+    from jaxnb import TAN
+
+    X[6, 1] = 1
+    with pytest.raises(ValueError, match=r"code -1.*impute them \(this estimator has no missing="):
+        TAN().fit(X, y)
 
 
 def test_discrete_code_out_of_range_with_n_states():

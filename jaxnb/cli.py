@@ -70,6 +70,20 @@ def _user_dataset(args):
         f"{(~mask).sum()} continuous (C) predictors: {kinds}",
         file=sys.stderr,
     )
+    binary = [
+        n
+        for j, (n, d) in enumerate(zip(table.names, mask, strict=True))
+        if not d and len(np.unique(X[~np.isnan(X[:, j]), j])) <= 2
+    ]
+    if binary and args.discrete == "auto":
+        shown = ", ".join(binary[:5]) + (
+            f", ... ({len(binary)} columns)" if len(binary) > 5 else ""
+        )
+        print(
+            f"{args.data}: numeric columns with at most two values are modelled as Gaussians: "
+            f"{shown}; --discrete all (or a list of names) models them as categories",
+            file=sys.stderr,
+        )
     missing = np.where(mask[None, :], X < 0, np.isnan(X))  # code -1 / NaN (`load_csv`)
     if missing.any():
         cols = [n for n, m in zip(table.names, missing.any(0), strict=True) if m]

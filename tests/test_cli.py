@@ -200,7 +200,9 @@ def test_compare_notes_two_valued_numeric_columns(tmp_path, capsys):
     rng = np.random.default_rng(0)
     y = np.arange(40) % 2
     flags = np.where(rng.random(40) < 0.8, y, 1 - y)
-    rows = "\n".join(f"{f},{v:.3f},{c}" for f, v, c in zip(flags, rng.normal(size=40), y))
+    rows = "\n".join(
+        f"{f},{v:.3f},{c}" for f, v, c in zip(flags, rng.normal(size=40), y, strict=True)
+    )
     path = tmp_path / "bin.csv"
     path.write_text("flag,x,label\n" + rows + "\n")
     assert main(["compare", "--data", str(path), "--methods", "NB"]) == 0

@@ -84,6 +84,18 @@ def _user_dataset(args):
             f"{shown}; --discrete all (or a list of names) models them as categories",
             file=sys.stderr,
         )
+    ids = [
+        n
+        for j, (n, d) in enumerate(zip(table.names, mask, strict=True))
+        if d and len(y) > 20 and len(np.unique(X[:, j])) > 0.9 * len(y)
+    ]
+    if ids:
+        print(
+            f"{args.data}: (nearly) every row has its own value in {', '.join(ids[:5])} (an "
+            "identifier?); "
+            "as a discrete predictor it carries no information: drop it from the file",
+            file=sys.stderr,
+        )
     missing = np.where(mask[None, :], X < 0, np.isnan(X))  # code -1 / NaN (`load_csv`)
     if missing.any():
         cols = [n for n, m in zip(table.names, missing.any(0), strict=True) if m]

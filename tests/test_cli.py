@@ -194,9 +194,10 @@ def test_load_csv_rejects_columns_without_any_cell(tmp_path, discrete):
         load_csv(path, discrete=discrete)
 
 
-def test_compare_notes_two_valued_numeric_columns(tmp_path, capsys):
+def test_compare_notes_two_valued_columns_and_identifiers(tmp_path, capsys):
     """0/1 columns read as numbers are Gaussians under --discrete auto (SPECT Heart: NB error
-    0.475 as Gaussians, 0.225 as categories); the run says so and names the option."""
+    0.475 as Gaussians, 0.225 as categories); the run says so and names the option. A label
+    column with a value per row (Zoo's animal names) is named as a likely identifier."""
     rng = np.random.default_rng(0)
     y = np.arange(40) % 2
     flags = np.where(rng.random(40) < 0.8, y, 1 - y)
@@ -211,3 +212,10 @@ def test_compare_notes_two_valued_numeric_columns(tmp_path, capsys):
     assert main(["compare", "--data", str(path), "--methods", "NB", "--discrete", "flag"]) == 0
     _, err = capsys.readouterr()
     assert "modelled as Gaussians" not in err
+    assert "identifier" not in err
+    path.write_text(
+        "id,flag,x,label\n" + "\n".join(f"r{i},{r}" for i, r in enumerate(rows.splitlines()))
+    )
+    assert main(["compare", "--data", str(path), "--methods", "NB"]) == 0
+    _, err = capsys.readouterr()
+    assert "every row has its own value in id (an identifier?)" in err

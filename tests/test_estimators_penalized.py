@@ -259,3 +259,27 @@ def test_register_methods():
     assert isinstance(got["aL1/L2-NB"]("discrete"), GroupLassoNB)
     assert got["aL1/L2-NB"]("mixed").adaptive and not got["L1/L2-NB"]("mixed").adaptive
     assert got["WNB-grad"]("mixed").scheme == "gradient"
+
+
+def test_group_lasso_warns_when_a_floored_sigma_defeats_float32():
+    """0/1 columns fitted as Gaussians, with a class in which a column is constant: that class's
+    sigma sits at the floor min_std (1e-3 sigma0), and in float32 FISTA stopped at its rounding
+    floor after one step, far from the optimum, while reporting convergence. The fit now warns;
+    a larger min_std solves it."""
+    import warnings
+
+    from jaxnb import ConvergenceWarning
+
+    rng = np.random.default_rng(4)
+    y = np.repeat([0, 1, 2], 30)
+    X = (rng.random((90, 6)) < np.array([0.15, 0.5, 0.85])[y][:, None]).astype(float)
+    X[y == 0, :3] = 0.0  # constant within class 0
+    with jax.enable_x64(False):
+        with pytest.warns(ConvergenceWarning, match=r"column\(s\) 0, 1, 2 have a class with"):
+            stuck = GroupLassoNB().fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ok = GroupLassoNB(min_std=0.05).fit(X, y)
+    # the stuck path: one step per penalty at the small end, training error 0.2 against 0.122
+    assert (stuck.path_["n_steps"][-10:] == 1).all()
+    assert stuck.path_["train_error"][-1] > ok.path_["train_error"][-1] + 0.05

@@ -286,10 +286,11 @@ class GroupLassoNB(BaseNB):
     def _warn_floored_std(self, problem, dtype) -> None:
         """float32 only: a class whose values of a continuous predictor are (nearly) constant has
         sigma at the floor ``min_std``; at the default 1e-3 sigma0 (any floor under 0.01 sigma0)
-        its curvature is 1e4-1e6 times that of the other parameters. FISTA's step then falls below what float32 can resolve, and it stops at
-        its rounding floor far from the optimum, reported as converged (Zoo's 0/1 columns as
-        Gaussians: training error 0.56 along the whole path, 0 with min_std=0.05). float64 gets
-        close but not to the tolerance in thousands of steps (its own warning then applies)."""
+        its curvature is 1e4-1e6 times that of the other parameters. FISTA's step then falls
+        below what float32 can resolve, and it stops at its rounding floor far from the optimum,
+        reported as converged (Zoo's 0/1 columns as Gaussians: training error 0.56 along the
+        whole path, 0 with min_std=0.05). float64 gets close but not to the tolerance in
+        thousands of steps (its own warning then applies)."""
         if np.dtype(dtype) != np.float32 or not problem.mle.std.size:
             return
         floor = problem.min_std

@@ -30,6 +30,8 @@ All checks raise `ValueError`/`TypeError` naming the argument and the fix.
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -108,6 +110,19 @@ def _frame_names(X):
     return np.asarray(names, dtype=object)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_stacklevel() -> int:
+    """``stacklevel`` for a warning issued by the caller of this function that points at the
+    first frame outside jaxnb (the user's ``predict`` line), however deep the library's call
+    chain is (a fixed stacklevel pointed into the library)."""
+    frame, level = sys._getframe(2), 2  # level 2: the caller of the warning function
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _name_list(names, k=5):
     shown = ", ".join(repr(c) for c in names[:k])
     return shown + (f", ... ({len(names)} in all)" if len(names) > k else "")
@@ -129,7 +144,7 @@ def check_feature_names(fitted, X) -> None:
             f"({_name_list(fitted)}); its columns are read by position, in the order of "
             "feature_names_in_",
             UserWarning,
-            stacklevel=3,
+            stacklevel=_user_stacklevel(),
         )
         return
     if len(names) == len(fitted) and bool(np.all(names == fitted)):

@@ -433,8 +433,11 @@ def test_dataframe_column_names_are_checked_at_predict():
     assert m.feature_names_in_.tolist() == ["a", "b", "c"]
     same = m.predict_proba(Frame(X, ["a", "b", "c"]))
     # an array is read by position, with the warning scikit-learn gives
-    with pytest.warns(UserWarning, match=r"no column names.*\('a', 'b', 'c'\).*by position"):
+    with pytest.warns(
+        UserWarning, match=r"no column names.*\('a', 'b', 'c'\).*by position"
+    ) as record:
         np.testing.assert_array_equal(same, m.predict_proba(X))
+    assert record[0].filename == __file__  # located at the caller's line, not in the library
     with pytest.warns(UserWarning, match="no column names"):  # integer names are no names
         m.predict(Frame(X, [0, 1, 2]))
     with pytest.raises(ValueError, match=r"another order \(position 0: 'c', fitted 'a'\)"):

@@ -24,10 +24,11 @@ def results_dir() -> Path:
 
 RESULTS = results_dir()
 
-# fsNB as run in the paper's experiments (§7): step ε, v (the n_steps candidate step counts) and
-# the early-stopping patience (chosen by calibrate_patience.py); one definition, so the Table-1,
-# Table-2 and Fig.-6 scripts cannot drift apart.
-FSNB_EPSILON, FSNB_V, FSNB_PATIENCE = 0.025, 20, 6
+# fsNB as run in the paper's experiments (§7), as `StagewiseNB` arguments: step ε, v (the
+# n_steps candidate step counts) and the early-stopping patience (chosen by
+# calibrate_patience.py); one definition, so the Table-1, Table-2 and Fig.-6 scripts cannot drift
+# apart.
+FSNB = {"epsilon": 0.025, "n_steps": 20, "patience": 6}
 
 
 def _shown(path: Path) -> str:

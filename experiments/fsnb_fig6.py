@@ -25,16 +25,17 @@ from jaxnb.methods.nb import fit_stats
 from jaxnb.params import fit_marginal, fit_mle
 
 try:
-    from experiments._common import FSNB_EPSILON, FSNB_V, figure_path, save_json
+    from experiments._common import FSNB, figure_path, save_json
 except ImportError:
-    from _common import FSNB_EPSILON, FSNB_V, figure_path, save_json
+    from _common import FSNB, figure_path, save_json
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="shorter path (60 iterations)")
     args = ap.parse_args(argv)
-    max_iter = 60 if args.quick else sw.default_max_iter(15, FSNB_EPSILON)  # enough for every α = 1
+    # enough iterations for every α to reach 1
+    max_iter = 60 if args.quick else sw.default_max_iter(15, FSNB["epsilon"])
     d = make_fig1(jax.random.PRNGKey(6), n_train=300, n_test=3000, n_irrelevant=12)
     ns = (3,) * 15
     st = fit_stats(d["codes_train"], d["values_train"], d["y_train"], n_states=ns, n_classes=3)
@@ -45,10 +46,10 @@ def main(argv=None):
         d["codes_train"],
         d["values_train"],
         d["y_train"],
-        epsilon=FSNB_EPSILON,
-        n_steps=FSNB_V,
+        epsilon=FSNB["epsilon"],
+        n_steps=FSNB["n_steps"],
         max_iter=max_iter,
-        k_max=sw.n_units(FSNB_EPSILON),
+        k_max=sw.n_units(FSNB["epsilon"]),
     )
     n = int(path.n_iter) + 1
     test = np.asarray(

@@ -50,9 +50,9 @@ from jaxnb.stats import paired_mean_interval  # noqa: E402
 from jaxnb.sweep import sweep_methods  # noqa: E402
 
 try:
-    from experiments._common import FSNB_EPSILON, FSNB_PATIENCE, FSNB_V, fmt, print_table, save_json
+    from experiments._common import FSNB, fmt, print_table, save_json
 except ImportError:  # run as a script from experiments/
-    from _common import FSNB_EPSILON, FSNB_PATIENCE, FSNB_V, fmt, print_table, save_json
+    from _common import FSNB, fmt, print_table, save_json
 
 PAPER = {  # Table 1 of the fsNB paper: (error, selected, noisy selected)
     "NB": {
@@ -93,7 +93,7 @@ PAPER = {  # Table 1 of the fsNB paper: (error, selected, noisy selected)
     },
 }
 PAPER_EVALS = {"SNB": 125.10, "fsNB": 6732.25}
-EPS, V, PATIENCE = FSNB_EPSILON, FSNB_V, FSNB_PATIENCE
+EPS, V, PATIENCE = FSNB["epsilon"], FSNB["n_steps"], FSNB["patience"]
 # fsNB variants: name -> (step_rule, patience); None = no early stopping (whole path)
 FSNB_VARIANTS = {
     "fsNB": ("t_eps", PATIENCE),

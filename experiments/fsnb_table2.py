@@ -25,25 +25,9 @@ from jaxnb.estimators_search import SelectiveNB, StagewiseNB
 from jaxnb.model_selection import stratified_folds
 
 try:
-    from experiments._common import (
-        FSNB_EPSILON,
-        FSNB_PATIENCE,
-        FSNB_V,
-        figure_path,
-        fmt,
-        print_table,
-        save_json,
-    )
+    from experiments._common import FSNB, figure_path, fmt, print_table, save_json
 except ImportError:
-    from _common import (
-        FSNB_EPSILON,
-        FSNB_PATIENCE,
-        FSNB_V,
-        figure_path,
-        fmt,
-        print_table,
-        save_json,
-    )
+    from _common import FSNB, figure_path, fmt, print_table, save_json
 
 PAPER = {  # error per quartile, selected predictors per quartile
     "NB": ((0.28, 0.28, 0.20), None),
@@ -61,7 +45,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="2 folds instead of 10 (smoke test)")
     args = ap.parse_args(argv)
     n_folds = 2 if args.quick else 10
-    fsnb = dict(epsilon=FSNB_EPSILON, n_steps=FSNB_V, patience=FSNB_PATIENCE, selection="aic")
+    fsnb = {**FSNB, "selection": "aic"}
     makers = {
         "NB": lambda: NaiveBayes(),
         "SNB": lambda: SelectiveNB(direction="forward", criterion="error"),

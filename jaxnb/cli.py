@@ -53,6 +53,12 @@ def _count_selected(est) -> str:
     return str(getattr(est, "n_features_in_", "-"))
 
 
+def _columns(names, idx, k=5) -> str:
+    """The names of columns ``idx``, the first ``k`` of them, and how many in all."""
+    shown = ", ".join(names[j] for j in idx[:k])
+    return shown + (f", ... ({len(idx)} columns)" if len(idx) > k else "")
+
+
 def _user_dataset(args):
     """(name, X, y, splits, kind, estimator params) of ``--data``; splits = [(train, test) rows]."""
     from .datasets.loaders import load_csv
@@ -70,36 +76,26 @@ def _user_dataset(args):
         f"{(~mask).sum()} continuous (C) predictors: {kinds}",
         file=sys.stderr,
     )
-    binary = [
-        n
-        for j, (n, d) in enumerate(zip(table.names, mask, strict=True))
-        if not d and len(np.unique(X[~np.isnan(X[:, j]), j])) <= 2
-    ]
+    missing = np.where(mask[None, :], X < 0, np.isnan(X))  # code -1 / NaN (`load_csv`)
+    n_values = [len(np.unique(X[~missing[:, j], j])) for j in range(X.shape[1])]
+    binary = [j for j in range(X.shape[1]) if not mask[j] and n_values[j] <= 2]
     if binary and args.discrete == "auto":
-        shown = ", ".join(binary[:5]) + (
-            f", ... ({len(binary)} columns)" if len(binary) > 5 else ""
-        )
         print(
             f"{args.data}: numeric columns with at most two values are modelled as Gaussians: "
-            f"{shown}; --discrete all (or a list of names) models them as categories",
+            f"{_columns(table.names, binary)}; --discrete all (or a list of names) models them "
+            "as categories",
             file=sys.stderr,
         )
-    ids = [
-        n
-        for j, (n, d) in enumerate(zip(table.names, mask, strict=True))
-        if d and len(y) > 20 and len(np.unique(X[:, j])) > 0.9 * len(y)
-    ]
+    ids = [j for j in range(X.shape[1]) if mask[j] and len(y) > 20 and n_values[j] > 0.9 * len(y)]
     if ids:
         print(
-            f"{args.data}: (nearly) every row has its own value in {', '.join(ids[:5])} (an "
-            "identifier?); "
-            "as a discrete predictor it carries no information: drop it from the file",
+            f"{args.data}: (nearly) every row has its own value in {_columns(table.names, ids)} "
+            "(an identifier?); as a discrete predictor it carries no information: drop it from "
+            "the file",
             file=sys.stderr,
         )
-    missing = np.where(mask[None, :], X < 0, np.isnan(X))  # code -1 / NaN (`load_csv`)
     if missing.any():
-        cols = [n for n, m in zip(table.names, missing.any(0), strict=True) if m]
-        where = ", ".join(cols[:5]) + (f", ... ({len(cols)} columns)" if len(cols) > 5 else "")
+        where = _columns(table.names, np.flatnonzero(missing.any(0)))
         if args.missing == "error":
             raise ValueError(
                 f"{args.data} has {int(missing.sum())} missing cells in {where}; pass "

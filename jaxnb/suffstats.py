@@ -167,12 +167,17 @@ def _block_sums(codes, values, Yw, n_states, shift, masked=True):
     if not masked:
         s1, s2 = _unmasked_sums(Yw, values, shift)
         return counts, jnp.zeros((Yw.shape[1], values.shape[1]), dtype), s1, s2
-    obs = jnp.isfinite(values)
-    x = jnp.where(obs, values - shift[None, :], 0.0).astype(dtype)
+    obs, x = _centred_observed(values, shift, dtype)
     s0 = _rows_dot(Yw, obs.astype(dtype))
     s1 = _rows_dot(Yw, x)
     s2 = _rows_dot(Yw, x * x)
     return counts, s0, s1, s2
+
+
+def _centred_observed(values, shift, dtype):
+    """(observed mask, values − shift with missing entries 0) of a block."""
+    obs = jnp.isfinite(values)
+    return obs, jnp.where(obs, values - shift[None, :], 0.0).astype(dtype)
 
 
 @jax.custom_jvp
@@ -194,8 +199,7 @@ def _unmasked_sums_jvp(primals, tangents):
     Yw, values, shift = primals
     dYw, dvalues, _ = tangents  # shift is a stop_gradient reference value
     out = _unmasked_sums(Yw, values, shift)
-    obs = jnp.isfinite(values)
-    x = jnp.where(obs, values - shift[None, :], 0.0).astype(Yw.dtype)
+    obs, x = _centred_observed(values, shift, Yw.dtype)
     dx = jnp.where(obs, dvalues, 0.0).astype(Yw.dtype)
     ds1 = _rows_dot(dYw, x) + _rows_dot(Yw, dx)
     ds2 = _rows_dot(dYw, x * x) + _rows_dot(Yw, 2.0 * x * dx)

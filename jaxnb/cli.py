@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from .data import _name_list
 from .exceptions import ConvergenceWarning
 
 __all__ = ["main"]
@@ -53,10 +54,8 @@ def _count_selected(est) -> str:
     return str(getattr(est, "n_features_in_", "-"))
 
 
-def _columns(names, idx, k=5) -> str:
-    """The names of columns ``idx``, the first ``k`` of them, and how many in all."""
-    shown = ", ".join(names[j] for j in idx[:k])
-    return shown + (f", ... ({len(idx)} columns)" if len(idx) > k else "")
+def _columns(names, idx) -> str:
+    return _name_list([names[j] for j in idx], quote=False)
 
 
 def _user_dataset(args):

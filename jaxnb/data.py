@@ -123,8 +123,9 @@ def _user_stacklevel() -> int:
     return level
 
 
-def _name_list(names, k=5):
-    shown = ", ".join(repr(c) for c in names[:k])
+def _name_list(names, k=5, quote=True):
+    """The first ``k`` names for a message (``repr`` when ``quote``), and how many in all."""
+    shown = ", ".join(repr(c) if quote else str(c) for c in names[:k])
     return shown + (f", ... ({len(names)} in all)" if len(names) > k else "")
 
 

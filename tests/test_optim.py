@@ -17,6 +17,7 @@ from jaxnb.optim import (
     prox_dykstra,
     prox_gradient_residual,
     prox_group_l2,
+    prox_group_l2_box,
     prox_group_l2_simplex,
     solve_fista,
 )
@@ -553,3 +554,116 @@ def test_prox_group_l2_simplex_float32_nan_and_bad_input():
         prox_group_l2_simplex(z[:, 0], c[:, 0], thr, n_states=n_states)
     with pytest.raises(ValueError, match="n_states is empty"):
         prox_group_l2_simplex(z[:0], c[:0], thr[:0], n_states=())
+
+
+def _box_rows(seed=0, g=40, m=6):
+    """Rows of 3 free entries and 3 bounded ones (some bounds at the centre), random thresholds."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(g, m))
+    c = 0.3 * rng.normal(size=(g, m))
+    lower = np.full((g, m), -np.inf)
+    lower[:, 3:] = c[:, 3:] - 0.5 * rng.random((g, 3))
+    lower[:4, 3:] = c[:4, 3:]  # bound at the centre: entries below it are absorbed by the bound
+    t = 2.0 * rng.random(g)
+    t[:3] = 0.0
+    return x, c, lower, t
+
+
+def test_prox_group_l2_box_euclidean_equals_dykstra():
+    """Without a metric it is the prox of group shrink + box that Dykstra approaches (616 passes
+    to reach 1e-15 here), in one scalar root-finding per row; t = 0 is the plain projection."""
+    x, c, lower, t = _box_rows()
+    w, removed = jax.jit(prox_group_l2_box)(x, c, t, lower)
+    ref, _, info = prox_dykstra(
+        jnp.asarray(x),
+        lambda p: prox_group_l2(p, c, t),
+        lambda p: project_box(p, lower),
+        max_steps=100000,
+        tol=1e-15,
+    )
+    assert bool(info.converged)
+    np.testing.assert_allclose(w, ref, atol=1e-13)
+    np.testing.assert_array_equal(w[:3], np.maximum(x[:3], lower[:3]))
+    # removed rows are the centre bit for bit, and only they are at it
+    big = jnp.asarray(x) * 0 + c
+    wr, rr = prox_group_l2_box(x, c, np.full(40, 1e3), lower)
+    assert bool(rr.all()) and (np.asarray(wr) == np.asarray(big)).all()
+    assert not bool(removed.any()) or (np.asarray(w)[np.asarray(removed)] == c[removed]).all()
+
+
+@pytest.mark.parametrize("spread", [0.0, 3.0, 7.0])
+def test_prox_group_l2_box_metric_satisfies_kkt(spread):
+    """KKT of argmin t ||w - c|| + 1/2 sum D (w - x)^2, w >= lower, for metrics whose entries span
+    up to e^(2 x 7) ~ 1e6 (a sigma at its floor): on free entries D (x - w) = t v / ||v||, on
+    bound entries D (x - w) <= t v / ||v||, removed rows ||D (x - c)|| <= t (bound-absorbed
+    entries left out)."""
+    x, c, lower, t = _box_rows(seed=1)
+    D = np.exp(spread * np.random.default_rng(2).normal(size=x.shape))
+    w, removed = jax.jit(prox_group_l2_box)(x, c, t, lower, metric=D)
+    w, removed = np.asarray(w), np.asarray(removed)
+    assert (w >= lower).all()
+    v = w - c
+    norm = np.linalg.norm(v, axis=1, keepdims=True)
+    kept = ~removed & (t > 0)
+    lhs = D * (x - w)
+    rhs = t[:, None] * v / np.where(norm > 0, norm, 1.0)
+    free = w > lower
+    scale = 1e-9 * (1.0 + np.abs(D * x) + np.abs(D * c))
+    assert (np.abs(lhs - rhs)[kept[:, None] & free] <= scale[kept[:, None] & free]).all()
+    assert (lhs - rhs <= scale)[kept[:, None] & ~free].all()
+    z = x - c
+    dz = np.where((lower - c >= 0) & (z < 0), 0.0, D * z)
+    np.testing.assert_array_equal(removed, np.linalg.norm(dz, axis=1) <= t)
+    assert (w[removed] == c[removed]).all()
+
+
+def test_prox_group_l2_box_float32_keeps_precision_of_x_nan_and_shape():
+    """An entry with a huge metric (a sigma at its floor: D ~ 1e6) barely moves from x; its result
+    is formed from x, not as c + (w - c), which carried a float32 ulp of c (here 3e-8, a
+    gradient-mapping error of 0.03 after multiplying by D) and kept FISTA from converging."""
+    x = np.array([[1e-3, 0.7, 0.2]])
+    c = np.array([[0.45, 0.45, 0.45]])
+    D = np.array([[1e6, 1.0, 1.0]])
+    args = (x, c, np.array([0.05]), np.full((1, 3), -np.inf))
+    w64, _ = prox_group_l2_box(*args, metric=D)
+    w32, _ = prox_group_l2_box(*(a.astype(np.float32) for a in args), metric=D.astype(np.float32))
+    assert abs(float(w32[0, 0]) - float(w64[0, 0])) <= 4 * np.finfo(np.float32).eps * 1e-3
+    np.testing.assert_allclose(np.asarray(w32, np.float64), w64, rtol=1e-6)
+    bad = np.vstack([x, [[np.nan, 0.0, 0.0]]])
+    wb, rb = prox_group_l2_box(bad, c, 0.05, -np.inf)
+    assert np.isnan(np.asarray(wb)[1]).all() and not bool(rb[1])
+    np.testing.assert_allclose(wb[0], prox_group_l2_box(x, c, 0.05, -np.inf)[0][0])
+    with pytest.raises(ValueError, match="one group per row"):
+        prox_group_l2_box(x[0], c[0], 0.05, -np.inf)
+
+
+def test_solve_fista_metric_on_a_badly_scaled_problem_and_stop_fn():
+    """A box-constrained quadratic with curvatures 1 and 1e6: with its diagonal as the metric
+    FISTA converges in a few steps to the same point the Euclidean solver needs thousands of
+    steps for; the residual keeps gradient units; stop_fn ends the loop early."""
+    h = jnp.array([1.0, 1e6, 3.0])
+    b = jnp.array([2.0, -1.0, 0.5])
+    f = lambda x: 0.5 * jnp.sum(h * x * x) - jnp.sum(b * x)
+    prox = lambda z, s: jnp.maximum(z, 0.0)  # a box prox is the same in any diagonal metric
+    ref = np.maximum(np.asarray(b / h), 0.0)
+    solve = jax.jit(
+        lambda metric: solve_fista(
+            f, prox, jnp.ones(3), tol=1e-9, max_steps=20000, metric=metric, recompute_residual=True
+        )
+    )
+    x_m, info_m = solve(h)
+    x_e, info_e = jax.jit(lambda x0: solve_fista(f, prox, x0, tol=1e-9, max_steps=2000))(
+        jnp.ones(3)
+    )
+    assert bool(info_m.converged) and int(info_m.num_steps) <= 5
+    np.testing.assert_allclose(x_m, ref, atol=1e-12)
+    # the Euclidean run: a step of 1 / 1e6 for every coordinate, not there in 2000 steps
+    assert not bool(info_e.converged) and float(info_e.step_size) < 2e-6
+    assert np.abs(np.asarray(x_e) - ref).max() > 1e-6
+    np.testing.assert_allclose(
+        prox_gradient_residual(x_m, f, prox, info_m.step_size, metric=h), info_m.residual
+    )
+    x_s, info_s = solve_fista(
+        f, prox, jnp.ones(3), tol=1e-9, max_steps=20000, stop_fn=lambda st: st.num_steps >= 7
+    )
+    assert int(info_s.num_steps) == 7 and not bool(info_s.converged)

@@ -16,6 +16,7 @@ from .prox import DykstraInfo as DykstraInfo
 from .prox import group_norms as group_norms
 from .prox import prox_dykstra as prox_dykstra
 from .prox import prox_group_l2 as prox_group_l2
+from .prox import prox_group_l2_box as prox_group_l2_box
 from .prox import prox_group_l2_simplex as prox_group_l2_simplex
 from .transforms import contrast_basis as contrast_basis
 from .transforms import helmert_basis as helmert_basis
@@ -39,6 +40,7 @@ __all__ = [
     "prox_dykstra",
     "prox_gradient_residual",
     "prox_group_l2",
+    "prox_group_l2_box",
     "prox_group_l2_simplex",
     "solve_fista",
 ]

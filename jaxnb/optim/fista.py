@@ -40,6 +40,13 @@ default; ``0`` gives the plain ``tol``). In float64 the floor is ~1e-13 and chan
 usual tolerances; in float32 it is ~1e-6 - 1e-5, and without it a float64-style ``tol = 1e-7``
 can never be met, so every solve would run to ``max_steps``.
 
+Preconditioning: with a diagonal ``metric`` D (positive, fixed for a solve) the iteration is the
+variable-metric one, ``x+ = prox^D_{s g}(y - s D^-1 grad f(y))`` where ``prox^D`` minimizes
+``g(x) + ||x - z||_D^2 / (2 s)``; the decrease and curvature tests use ``||x+ - y||_D^2`` and the
+residual is ``||D (x+ - y)|| / s``, still in the units of the gradient (so ``tol`` keeps its
+meaning). A D close to the diagonal of the Hessian makes the accepted step about 1 whatever the
+scales of the coordinates; without it one badly scaled coordinate sets the step for all of them.
+
 Pytree arithmetic uses ``optax.tree_utils``; the solver is pure, so ``jax.jit``, ``jax.vmap`` (over
 data or hyperparameters captured by ``smooth_fn``/``prox_fn``) and ``lax.scan`` over warm starts
 apply.
@@ -137,6 +144,7 @@ def fista_step(
     step_growth: float = 1.0,
     max_backtracks: int = 60,
     rounding_floor: float = 4.0,
+    metric=None,
 ) -> FistaState:
     """One FISTA iteration with backtracking, restart and domain guard (see module docstring).
 
@@ -152,6 +160,9 @@ def fista_step(
       rounding_floor: multiplier ``kappa`` of the residual's rounding floor
         ``kappa * eps * (||y|| / s + ||grad f(y)||)``; the effective tolerance is the larger of
         ``tol`` and that floor (0 disables it).
+      metric: optional diagonal metric ``D`` (a pytree like ``params`` of positive arrays, or
+        None for the identity): the gradient step becomes ``y - s D^-1 grad f(y)``, ``prox_fn``
+        must then be the prox in the norm ``||.||_D`` (module docstring, "Preconditioning").
 
     Returns:
       The next `FistaState`.
@@ -169,12 +180,15 @@ def fista_step(
     t_next = jnp.where(bad, jnp.asarray(1.0, dtype), t_next)
     extrapolated = (beta > 0) & ~bad
     slack = 16.0 * jnp.finfo(dtype).eps * (1.0 + jnp.abs(f_y))
+    # D (x) and D^-1 (x); the identity without a metric (the same arithmetic as before it existed)
+    scale = (lambda t: t) if metric is None else (lambda t: otu.tree_mul(metric, t))
+    direction = g_y if metric is None else otu.tree_div(g_y, metric)
 
     def trial(step):
-        x_new = prox_fn(otu.tree_add_scale(y, -step, g_y), step)
+        x_new = prox_fn(otu.tree_add_scale(y, -step, direction), step)
         diff = otu.tree_sub(x_new, y)
         f_new, g_new = value_and_grad(x_new)
-        sq = otu.tree_vdot(diff, diff)
+        sq = otu.tree_vdot(diff, scale(diff))
         bound = f_y + otu.tree_vdot(g_y, diff) + sq / (2.0 * step)
         # Near the optimum the decrease test drowns in the rounding of f; the curvature test
         # <grad f(x+) - grad f(y), x+ - y> <= ||x+ - y||^2 / s (implied by s <= 1/L) stays accurate
@@ -203,12 +217,14 @@ def fista_step(
     )
     # If no step was accepted (should not happen for a well-posed f), stay put and restart.
     x_new = jax.tree.map(lambda a, b: jnp.where(ok, a, b), x_new, x)
-    residual = jnp.where(ok, otu.tree_norm(diff) / step, jnp.asarray(jnp.inf, dtype))
-    restart = otu.tree_vdot(otu.tree_sub(y, x_new), otu.tree_sub(x_new, x)) > 0
+    residual = jnp.where(ok, otu.tree_norm(scale(diff)) / step, jnp.asarray(jnp.inf, dtype))
+    restart = otu.tree_vdot(scale(otu.tree_sub(y, x_new)), otu.tree_sub(x_new, x)) > 0
     # The residual is the norm of (x+ - y) / s with x+ and y rounded to a few ulps each: below
     # ~ eps (||y|| / s + ||g||) it is rounding noise, so a tolerance under that floor (a float64
     # tolerance under float32) is replaced by the floor instead of running to max_steps.
-    floor = (rounding_floor * jnp.finfo(dtype).eps) * (otu.tree_norm(y) / step + otu.tree_norm(g_y))
+    floor = (rounding_floor * jnp.finfo(dtype).eps) * (
+        otu.tree_norm(scale(y)) / step + otu.tree_norm(g_y)
+    )
     tol_eff = jnp.maximum(jnp.asarray(tol, dtype), floor)
     # Once the residual at y is small, take a plain prox-gradient step next, so the stopping test is
     # made at an iterate (y = x_k), not at an extrapolated point.
@@ -217,11 +233,20 @@ def fista_step(
     return FistaState(x_new, x, t_next, step, residual, ~extrapolated, state.num_steps + 1, tol_eff)
 
 
-def prox_gradient_residual(params, smooth_fn, prox_fn, step_size):
-    r"""Gradient-mapping norm ``||x - prox_{s g}(x - s grad f(x))||_2 / s`` (0 iff x optimal)."""
+def prox_gradient_residual(params, smooth_fn, prox_fn, step_size, *, metric=None):
+    r"""Gradient-mapping norm ``||x - prox_{s g}(x - s grad f(x))||_2 / s`` (0 iff x optimal).
+
+    With a diagonal ``metric`` D: ``||D (x - prox^D_{s g}(x - s D^-1 grad f(x)))||_2 / s``, in the
+    units of the gradient like the plain one.
+    """
     g = jax.grad(smooth_fn)(params)
+    if metric is not None:
+        g = otu.tree_div(g, metric)
     x_plus = prox_fn(otu.tree_add_scale(params, -step_size, g), step_size)
-    return otu.tree_norm(otu.tree_sub(params, x_plus)) / step_size
+    diff = otu.tree_sub(params, x_plus)
+    if metric is not None:
+        diff = otu.tree_mul(metric, diff)
+    return otu.tree_norm(diff) / step_size
 
 
 def solve_fista(
@@ -238,6 +263,8 @@ def solve_fista(
     max_backtracks: int = 60,
     recompute_residual: bool = False,
     rounding_floor: float = 4.0,
+    metric=None,
+    stop_fn=None,
 ):
     r"""Minimize ``f + g`` by FISTA (`fista_init` + `fista_step` in a ``lax.while_loop``).
 
@@ -255,6 +282,10 @@ def solve_fista(
         more traced prox). Without it the reported residual is the certified ``r(x)`` when the loop
         converged, else the last residual measured (possibly at an extrapolated point) with
         ``converged = False``.
+      metric: optional diagonal metric ``D`` (see `fista_step`), fixed for the whole solve.
+      stop_fn: optional ``FistaState -> bool`` that ends the loop early when True (e.g. a step
+        budget shared between solves, or a metric gone stale); the result is then the last
+        iterate with ``converged = False`` unless it was certified.
 
     Returns:
       ``(params, info)`` with info a `SolverInfo`.
@@ -262,7 +293,8 @@ def solve_fista(
 
     def cond(state):
         done = state.at_iterate & (state.residual <= state.tolerance)
-        return (state.num_steps < max_steps) & ~done
+        go = (state.num_steps < max_steps) & ~done
+        return go if stop_fn is None else go & ~stop_fn(state)
 
     def body(state):
         return fista_step(
@@ -274,6 +306,7 @@ def solve_fista(
             step_growth=step_growth,
             max_backtracks=max_backtracks,
             rounding_floor=rounding_floor,
+            metric=metric,
         )
 
     state = lax.while_loop(cond, body, fista_init(init_params, step_size=step_size))
@@ -282,7 +315,7 @@ def solve_fista(
     certified = state.at_iterate & (state.residual <= state.tolerance)
     x = jax.tree.map(lambda a, b: jnp.where(certified, a, b), state.prev_params, state.params)
     if recompute_residual:
-        residual = prox_gradient_residual(x, smooth_fn, prox_fn, state.step_size)
+        residual = prox_gradient_residual(x, smooth_fn, prox_fn, state.step_size, metric=metric)
         converged = residual <= jnp.maximum(tol, state.tolerance)
     else:
         residual, converged = state.residual, certified

@@ -869,5 +869,5 @@ def fit_group_lasso_sharded(
 
 _group_lasso_path = jax.jit(
     gl.group_lasso_path,
-    static_argnames=("max_steps", "max_dykstra_steps", "step_growth", "solver", "max_exact_steps"),
+    static_argnames=("max_steps", "step_growth", "solver", "max_exact_steps"),
 )

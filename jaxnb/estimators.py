@@ -264,11 +264,10 @@ class BaseNB:
             state["mesh"] = int(state["mesh"].devices.size)
         return state
 
-    def _warn_unconverged(self, message: str, depth: int = 0) -> None:
+    def _warn_unconverged(self, message: str) -> None:
         """`jaxnb.ConvergenceWarning` located at the user's ``fit`` call (past ``fit`` and the
-        `_transactional` wrapper every subclass's ``fit`` gets; ``depth``: helper frames between
-        ``fit`` and this call)."""
-        warnings.warn(message, ConvergenceWarning, stacklevel=4 + depth)
+        `_transactional` wrapper every subclass's ``fit`` gets)."""
+        warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
     def __copy__(self):
         # copies keep a Mesh as it is (only pickling turns it into a device count)

@@ -283,37 +283,6 @@ class GroupLassoNB(BaseNB):
         _check_real("tol", self.tol, 0.0, low_open=True)
         _check_choice("solver", self.solver, gl.SOLVERS)
 
-    def _warn_floored_std(self, problem, dtype) -> None:
-        """float32 only: a class whose values of a continuous predictor are (nearly) constant has
-        sigma at the floor ``min_std``; at the default 1e-3 sigma0 (any floor under 0.01 sigma0)
-        its curvature is 1e4-1e6 times that of the other parameters. FISTA's step then falls
-        below what float32 can resolve, and it stops at its rounding floor far from the optimum,
-        reported as converged (Zoo's 0/1 columns as Gaussians: training error 0.56 along the
-        whole path, 0 with min_std=0.05). float64 gets close but not to the tolerance in
-        thousands of steps (its own warning then applies)."""
-        if np.dtype(dtype) != np.float32 or not problem.mle.std.size:
-            return
-        floor = problem.min_std
-        floored = np.asarray(  # at a floor far below the pooled scale: a curvature ratio > 1e4
-            (problem.mle.std <= floor[None, :] * (1 + 1e-4))
-            & (problem.weight > 0)
-            & (floor < 0.01 * problem.center.std[0])[None, :]
-        ).any(0)
-        if not floored.any():
-            return
-        cont = self.encoder_.continuous_idx_[np.flatnonzero(floored)]
-        names = getattr(self.encoder_, "feature_names_in_", None)
-        shown = [str(names[j]) if names is not None else str(int(j)) for j in cont[:5]]
-        more = f", ... ({len(cont)} in all)" if len(cont) > 5 else ""
-        self._warn_unconverged(
-            f"GroupLassoNB: continuous column(s) {', '.join(shown)}{more} have a class with "
-            "(nearly) constant values, whose sigma sits at the floor min_std; in float32 the "
-            "solver then stops at its rounding floor, possibly far from the optimum. Model such "
-            "columns as discrete or pass a larger min_std (e.g. a tenth of their spread); "
-            "float64 gets there only slowly",
-            depth=1,
-        )
-
     def fit(self, X, y, sample_weight=None):
         """Fit the penalized NB and select the penalty."""
         self._check_hyper()
@@ -436,7 +405,6 @@ class GroupLassoNB(BaseNB):
         self.params_ = _as_nb(log_prior, jax.tree.map(lambda a: a[idx], params), self.n_states_)
         self.support_ = active[idx][order]
         self.converged_ = bool(converged[idx])
-        self._warn_floored_std(problem, dtype)
         if not self.converged_:
             other = "fista" if self.solver == "exact" else "exact"
             self._warn_unconverged(

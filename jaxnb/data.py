@@ -129,24 +129,27 @@ def _name_list(names, k=5, quote=True):
     return shown + (f", ... ({len(names)} in all)" if len(names) > k else "")
 
 
-def check_feature_names(fitted, X) -> None:
+def check_feature_names(fitted, X, *, warn=None) -> None:
     """A DataFrame with string column names must name the training columns (``fitted``, from
     `_frame_names` at fit; None: nothing to check) in their order: columns are matched by
     position, so a reordered frame would be read silently wrong.
 
     X without string column names (an array, or integer names) after a fit on named columns is
-    read by position with a UserWarning, as scikit-learn does."""
+    read by position with a UserWarning, as scikit-learn does; ``warn``, when given, receives the
+    message instead (a caller that must issue it elsewhere, e.g. from another thread)."""
     names = _frame_names(X)
     if fitted is None:
         return
     if names is None:
-        warnings.warn(
+        message = (
             f"X has no column names, but the model was fitted on a DataFrame with named columns "
             f"({_name_list(fitted)}); its columns are read by position, in the order of "
-            "feature_names_in_",
-            UserWarning,
-            stacklevel=_user_stacklevel(),
+            "feature_names_in_"
         )
+        if warn is not None:
+            warn(message)
+        else:
+            warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
         return
     if len(names) == len(fitted) and bool(np.all(names == fitted)):
         return

@@ -49,6 +49,7 @@ import queue
 import sys
 import threading
 import time
+import warnings
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -58,7 +59,7 @@ import numpy as np
 from jax import lax
 
 from ._dtypes import float_dtype
-from .data import _frame_names, _is_pandas_df, check_feature_names
+from .data import _frame_names, _is_pandas_df, _user_stacklevel, check_feature_names
 from .estimators import NaiveBayes, undefined_score_rows, undefined_scores_error
 from .suffstats import (
     SuffStats,
@@ -386,13 +387,15 @@ def _iter_chunks(items, chunk_rows, y_map, stop, x_dtype=None):
         yield emit(buf, have)
 
 
-def _zip_items(source, y_source, w_source, need_y, names):
+def _zip_items(source, y_source, w_source, need_y, names, notes=None):
     """(x, y, w) tuples from an iterable source (validated lazily, per chunk).
 
     ``names`` is a one-item list holding the column names the DataFrame chunks must carry
     (None: taken from the first chunk that is a DataFrame with string names); chunks whose names
     differ or come in another order are refused, as `check_feature_names` does for in-memory
-    estimators, since columns are read by position."""
+    estimators, since columns are read by position. An unnamed chunk after named ones is read by
+    position with a warning: its message goes to ``notes``, since this generator runs in the
+    reader thread, and the main thread issues it (`_warn_notes`) at the user's line."""
     ys = iter(y_source) if _is_iterable(y_source) else None
     ws = iter(w_source) if _is_iterable(w_source) else None
     for k, item in enumerate(source):
@@ -407,7 +410,7 @@ def _zip_items(source, y_source, w_source, need_y, names):
             x = item
             y = _next_chunk(ys, "y_source", k) if ys is not None else None
             w = _next_chunk(ws, "sample_weight", k) if ws is not None else None
-        x = _named_rows(x, names, f"chunk {k} of source")
+        x = _named_rows(x, names, f"chunk {k} of source", notes)
         if x.ndim != 2:
             raise ValueError(
                 f"chunk {k} of source has shape {x.shape}; chunks must be 2-D (rows, columns)"
@@ -439,14 +442,15 @@ def _as_numpy(a):
     return np.asarray(a.to_numpy() if hasattr(a, "to_numpy") else a)
 
 
-def _named_rows(x, names, what):
+def _named_rows(x, names, what, notes=None):
     """``x`` as a NumPy array, after checking a DataFrame's column names against ``names[0]``
-    (set from the first named frame when None)."""
+    (set from the first named frame when None); a warning's message goes to ``notes`` when
+    given."""
     if names[0] is None:
         names[0] = _frame_names(x)
     else:
         try:
-            check_feature_names(names[0], x)
+            check_feature_names(names[0], x, warn=None if notes is None else notes.append)
         except ValueError as e:
             raise ValueError(f"{what}: {e}") from None
     return _as_numpy(x)
@@ -1029,6 +1033,14 @@ class _Source(NamedTuple):
     n_columns: int
     dtype: np.dtype
     names: Any = None  # column names of DataFrame input (all strings), else None
+    notes: Any = None  # warning messages from reading the chunks (`_warn_notes`)
+
+
+def _warn_notes(src: _Source) -> None:
+    """Issue the warnings collected while reading ``src``'s chunks, each message once, from the
+    main thread and at the user's line (the reader thread has no user frame to point at)."""
+    for message in dict.fromkeys(src.notes or ()):
+        warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
 
 
 def _open_source(source, y_source, w_source, y_map, need_y, names=None) -> _Source:
@@ -1084,7 +1096,8 @@ def _open_source(source, y_source, w_source, y_map, need_y, names=None) -> _Sour
             f"source must be a .npy path, a NumPy array / memmap or an iterable of "
             f"2-D chunks; got {type(source).__name__}"
         )
-    it = iter(_zip_items(source, y_source, w_source, need_y, names))
+    notes: list[str] = []
+    it = iter(_zip_items(source, y_source, w_source, need_y, names, notes))
     try:
         first = next(it)
     except StopIteration:
@@ -1111,7 +1124,7 @@ def _open_source(source, y_source, w_source, y_map, need_y, names=None) -> _Sour
         del pool_size  # re-cut chunks are assembled in fresh buffers
         return lambda stop: _iter_chunks(chained(), chunk_rows, y_map, stop, dtype)
 
-    return _Source(make_gen, None, p, dtype, names[0])
+    return _Source(make_gen, None, p, dtype, names[0], notes)
 
 
 def _chunk_rows_for(src: _Source, chunk_rows):
@@ -1213,14 +1226,17 @@ def fit_stats_out_of_core(
         state["acc"] = _merge_host(state["acc"], stats)
 
     prog = _Progress("fit", n, row_bytes, progress, progress_interval)
-    _run(
-        _Prefetcher(gen, prefetch),
-        dispatch,
-        finish,
-        prog,
-        max_inflight=inflight,
-        devices=devices if len(devices) > 1 else None,
-    )
+    try:
+        _run(
+            _Prefetcher(gen, prefetch),
+            dispatch,
+            finish,
+            prog,
+            max_inflight=inflight,
+            devices=devices if len(devices) > 1 else None,
+        )
+    finally:
+        _warn_notes(src)
     if state["sample"] is None:
         raise ValueError("source holds no rows")
     if not np.asarray(state["acc"].class_weight).sum() > 0:
@@ -1490,7 +1506,10 @@ def predict_out_of_core(
             pieces.append(block)
 
     prog = _Progress(method, n, p * xdtype.itemsize, progress, progress_interval)
-    _run(_Prefetcher(gen, prefetch), dispatch, finish, prog)
+    try:
+        _run(_Prefetcher(gen, prefetch), dispatch, finish, prog)
+    finally:
+        _warn_notes(src)
     if out is not None:
         return out
     if not pieces:

@@ -197,6 +197,41 @@ def test_repeated_chunked_prediction_compiles_nothing(compiles):
     assert np.abs(other.predict_log_proba(X) - model.predict_log_proba(X)).max() > 1e-3
 
 
+def test_unnamed_chunk_warning_is_issued_once_at_the_callers_line():
+    """Chunks after the first are read in the background thread, so the warning for an unnamed
+    chunk after named ones pointed into the thread machinery (and repeated per chunk where the
+    filters allow); it is now issued once, from the main thread, at the caller's line, for fit
+    and for predict."""
+    import warnings
+
+    X, y, _ = _table(5, n=900)
+    cols = ["a", "b", "c", "d", "e", "f"]
+    kw = dict(classes=[0, 1, 2], discrete=DISCRETE, n_states=N_STATES, progress=False)
+    items = [(Frame(X[:300], cols), y[:300]), (X[300:600], y[300:600]), (X[600:], y[600:])]
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        est = fit_nb_out_of_core(iter(items), chunk_rows=256, **kw)
+    _assert_one_warning_at(got, "est = fit_nb_out_of_core(iter(items)")
+    ref = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X, y)
+    _tree_close(est.stats_, ref.stats_)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        pred = predict_out_of_core(est, iter([X[:450], X[450:]]), progress=False)
+    _assert_one_warning_at(got, "pred = predict_out_of_core(est, iter(")
+    np.testing.assert_array_equal(pred, ref.predict(X))
+
+
+def _assert_one_warning_at(got, source_line):
+    """One "no column names" warning, located at this file's line that starts with
+    ``source_line``."""
+    import linecache
+
+    named = [w for w in got if "no column names" in str(w.message)]
+    assert len(named) == 1, [str(w.message) for w in got]
+    assert named[0].filename == __file__, named[0].filename
+    assert linecache.getline(__file__, named[0].lineno).strip().startswith(source_line)
+
+
 def test_dataframe_column_names_are_recorded_and_checked():
     """A named frame (whole, or as chunks) is read by position, so its names are recorded at fit
     and a reordered or renamed frame is refused at the next chunk and at prediction."""

@@ -65,9 +65,12 @@ Documented choices (departures from the paper):
   float32 could not resolve the updates and stopped one step into each solve, far from the
   optimum, and float64 ran every such solve to ``max_steps``. The metric is computed at the
   start point of a round and kept fixed through it (the convergence theory of FISTA needs a
-  fixed metric); a round ends when it converges or when some sigma has moved by a factor of
-  `_METRIC_DRIFT` (4) from that point, and the next round recomputes the metric there. All
-  rounds share the budget ``max_steps``.
+  fixed metric); a round ends when it converges, when some sigma has moved by a factor of
+  `_METRIC_DRIFT` (4) from that point, or when backtracking has cut the step below
+  `_METRIC_MIN_STEP` (1/16; the natural step is ~1); the next round recomputes the metric there
+  and starts at a step of 1 at least. All rounds share the budget ``max_steps``. The means are
+  solved for relative to the class means xbar (a translation), so their float32 rounding is
+  that of their distance from xbar, not of the column's offset.
 * **Stopping tests are scale-aware.** The bisections stop at a few ulps, and FISTA at ``tol``
   *or* the rounding floor of its residual (`jaxnb.optim.fista`). Its residual is the norm of
   the gradient mapping ``D (x - x+) / s``, in the units of the gradient with or without the
@@ -704,6 +707,10 @@ _METRIC_WEIGHT_FLOOR = 1e-3
 # A round of the preconditioned solver ends once some sigma has moved by this factor from the
 # sigma its metric was computed at (the metric's curvature ~ 1 / sigma^2 is then stale).
 _METRIC_DRIFT = 4.0
+# ... or once backtracking has shrunk the step below this (in the metric's units the natural step
+# is ~1; a much shorter one means the metric no longer fits, and the residual's float32 rounding
+# floor, ~1 / step, would soon certify a point far from the optimum).
+_METRIC_MIN_STEP = 1.0 / 16.0
 
 
 def _metric(problem: GroupLassoProblem, params: GroupLassoParams) -> GroupLassoParams:
@@ -731,14 +738,39 @@ def _fit_fista(
     """Preconditioned FISTA in rounds: each round fixes the metric `_metric` at its start point and
     runs until it converges, its sigmas drift by `_METRIC_DRIFT` from that point, or the shared
     budget of ``max_steps`` iterations is spent. Without continuous groups the metric is ones:
-    one plain solve (the rounds and the unit metric cost ~40% on a discrete path)."""
+    one plain solve (the rounds and the unit metric cost ~40% on a discrete path).
+
+    The means are solved for relative to the class MLE mu1 = xbar (a translation of each
+    coordinate: the NLL depends on mu through ``xbar - mu`` and the penalty through
+    ``mu - mu0``), so a float32 ulp of a mean is one of its distance from xbar, not of an
+    uncentred column's offset. That matters most for a class whose sigma is at its floor: its
+    mean sits at xbar and its metric entry is ~1e6, which turns an ulp of the offset into a
+    large gradient-mapping error. Removed groups come back exactly at Omega^(0)."""
+    if not problem.n_continuous:  # all discrete: the metric would be ones, one plain solve
+        smooth = lambda p: negative_log_likelihood(problem, p)
+        nonsmooth = lambda p: group_penalty(problem, p, penalty_discrete, penalty_continuous)
+        prox = lambda z, s: prox_group_lasso(problem, z, s, penalty_discrete, penalty_continuous)
+        return solve_fista(
+            smooth,
+            prox,
+            init,
+            nonsmooth_fn=nonsmooth,
+            step_size=step_size,
+            max_steps=max_steps,
+            tol=tol,
+            step_growth=step_growth,
+        )
+    shift, mu0 = problem.mle.mean, problem.center.mean
+    problem = eqx.tree_at(
+        lambda p: (p.xbar, p.center.mean, p.mle.mean),
+        problem,
+        (problem.xbar - shift, mu0 - shift, jnp.zeros_like(shift)),
+    )
+    init = GroupLassoParams(init.cpt, init.mean - shift, init.std)
     smooth = lambda p: negative_log_likelihood(problem, p)
     nonsmooth = lambda p: group_penalty(problem, p, penalty_discrete, penalty_continuous)
     drift = float(np.log(_METRIC_DRIFT))
     fista_kw = dict(nonsmooth_fn=nonsmooth, max_steps=max_steps, tol=tol, step_growth=step_growth)
-    if not problem.n_continuous:  # all discrete: the metric would be ones, one plain solve
-        prox = lambda z, s: prox_group_lasso(problem, z, s, penalty_discrete, penalty_continuous)
-        return solve_fista(smooth, prox, init, step_size=step_size, **fista_kw)
 
     def solve(params, step, used):
         metric = _metric(problem, params)
@@ -749,6 +781,7 @@ def _fit_fista(
         stop = lambda st: (
             (used + st.num_steps >= max_steps)
             | (jnp.max(jnp.abs(jnp.log(st.params.std) - log_ref), initial=0.0) > drift)
+            | (st.step_size < _METRIC_MIN_STEP)
         )
         return solve_fista(
             smooth, prox, params, step_size=step, metric=metric, stop_fn=stop, **fista_kw
@@ -760,7 +793,11 @@ def _fit_fista(
 
     def body(carry):
         params, info, used = carry
-        params, info = solve(params, info.step_size, used)
+        # A later round starts at the new metric's natural step (~1) at least: the last round's
+        # step may have been shrunk for a stale metric (WDBC, float32: to 1.2e-4, where the
+        # residual's rounding floor, ~1 / step, certified a point far from the optimum).
+        start = jnp.where(used > 0, jnp.maximum(info.step_size, 1.0), info.step_size)
+        params, info = solve(params, start, used)
         return params, info, used + info.num_steps
 
     dtype = jnp.result_type(init.std.dtype, jnp.float32)
@@ -773,7 +810,12 @@ def _fit_fista(
         jnp.asarray(jnp.inf, dtype),
     )
     params, info, used = lax.while_loop(cond, body, (init, info0, zero))
-    return params, info._replace(num_steps=used)
+    # a group the prox put exactly at its (shifted) centre is exactly at Omega^(0)
+    removed = jnp.all(params.mean == problem.center.mean, axis=0) & jnp.all(
+        params.std == problem.center.std, axis=0
+    )
+    mean = jnp.where(removed[None, :], mu0, params.mean + shift)
+    return GroupLassoParams(params.cpt, mean, params.std), info._replace(num_steps=used)
 
 
 def fit_group_lasso(

@@ -371,27 +371,30 @@ def selective_path(
         sign = jnp.where(mask, -1.0, 1.0).astype(dtype)
         C = jnp.where(valid, scorer.candidates(S, sign), jnp.inf)
         j = jnp.argmin(C).astype(jnp.int32)
-        val = C[j]
         any_valid = valid.any()
         size = mask.sum().astype(jnp.int32)
         new_size = jnp.clip(size + jnp.where(fwd, 1, -1), 0, p)
+        # the best move: an addition keeps the running sum (the same operations for every class,
+        # so exact ties stay exact); a removal recomputes from scratch, S - L_j leaving per-class
+        # residue
+        new_mask = mask.at[j].set(~mask[j])
+        new_S = lax.cond(sign[j] > 0, lambda: S + Lt[:, j], lambda: scores_of(new_mask))
+        # its criterion as recorded: C[j] up to rounding (two classes score candidates by their
+        # margins, the path by the sums, and a near-tie row can fall either way in float32), so
+        # the move is accepted on this value, the one the path records and the next step beats
+        new_crit = scorer.current(new_S, criterion)
         if stopping == "improve":
-            better = val < s["cur"]
+            better = new_crit < s["cur"]
         elif not pudil:
             better = jnp.asarray(True)
         else:  # main steps always move; conditional ones must beat the per-size record
             ref = s["best"][new_size]
-            beats = jnp.isfinite(ref) & (val < ref - guard * jnp.maximum(1.0, jnp.abs(ref)))
+            beats = jnp.isfinite(ref) & (new_crit < ref - guard * jnp.maximum(1.0, jnp.abs(ref)))
             better = ~cond | beats
         accept = any_valid & better
         n_eval = s["n_eval"] + valid.sum().astype(jnp.int32)
 
         # accepted move
-        new_mask = mask.at[j].set(~mask[j])
-        # an addition keeps the running sum (the same operations for every class, so exact
-        # ties stay exact); a removal recomputes from scratch, S - L_j leaving per-class residue
-        new_S = lax.cond(sign[j] > 0, lambda: S + Lt[:, j], lambda: scores_of(new_mask))
-        new_crit = scorer.current(new_S, criterion)  # val up to the running sum's residue
         mv = s["moves"] + 1
         row = jnp.minimum(mv, m - 1)
         upd = lambda a, v: a.at[row].set(jnp.where(accept, v, a[row]))

@@ -138,17 +138,12 @@ def make_group_lasso(n_states, c, n_penalties=20, solver="exact"):
 
 
 def time_estimator_float32(codes, y, repeats):
-    """Default `GroupLassoNB(adaptive=True)` fit in float32 (fit returns NumPy: no sync needed)."""
+    """Default `GroupLassoNB(adaptive=True)` fit in float32, timed by `_time` (a fit returns NumPy
+    arrays, so it needs no sync), and the fitted model."""
     with jax.enable_x64(False):
         X, yy = np.asarray(codes, np.int32), np.asarray(y, np.int32)
         fit = lambda: GroupLassoNB(adaptive=True, n_states=[3] * X.shape[1]).fit(X, yy)
-        m = fit()  # compile
-        ts = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            m = fit()
-            ts.append(time.perf_counter() - t0)
-    return (float(np.median(ts)), float(np.min(ts))), m
+        return _time(fit, repeats), fit()
 
 
 def time_continuous_float32(repeats):
@@ -158,18 +153,13 @@ def time_continuous_float32(repeats):
     Xtr, ytr, Xte = X[~test], y[~test], X[test]
     with jax.enable_x64(False):
         fit = lambda: GroupLassoNB(adaptive=True, n_penalties=30).fit(Xtr, ytr)
-        m = fit()  # compile
-        ts = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            m = fit()
-            ts.append(time.perf_counter() - t0)
+        timing, m = _time(fit, repeats), fit()
         p32 = m.predict_proba(Xte)
     ref = GroupLassoNB(
         adaptive=True, selection="fixed", penalty=float(m.penalty_), tol=1e-12, max_steps=100000
     ).fit(np.asarray(Xtr, np.float64), ytr)
     gap = float(np.abs(np.asarray(p32, np.float64) - ref.predict_proba(Xte)).max())
-    return (float(np.median(ts)), float(np.min(ts))), m, gap
+    return timing, m, gap
 
 
 def main(argv=None):

@@ -746,31 +746,21 @@ def _fit_fista(
     uncentred column's offset. That matters most for a class whose sigma is at its floor: its
     mean sits at xbar and its metric entry is ~1e6, which turns an ulp of the offset into a
     large gradient-mapping error. Removed groups come back exactly at Omega^(0)."""
-    if not problem.n_continuous:  # all discrete: the metric would be ones, one plain solve
-        smooth = lambda p: negative_log_likelihood(problem, p)
-        nonsmooth = lambda p: group_penalty(problem, p, penalty_discrete, penalty_continuous)
-        prox = lambda z, s: prox_group_lasso(problem, z, s, penalty_discrete, penalty_continuous)
-        return solve_fista(
-            smooth,
-            prox,
-            init,
-            nonsmooth_fn=nonsmooth,
-            step_size=step_size,
-            max_steps=max_steps,
-            tol=tol,
-            step_growth=step_growth,
-        )
     shift, mu0 = problem.mle.mean, problem.center.mean
-    problem = eqx.tree_at(
-        lambda p: (p.xbar, p.center.mean, p.mle.mean),
-        problem,
-        (problem.xbar - shift, mu0 - shift, jnp.zeros_like(shift)),
-    )
-    init = GroupLassoParams(init.cpt, init.mean - shift, init.std)
+    if problem.n_continuous:
+        problem = eqx.tree_at(
+            lambda p: (p.xbar, p.center.mean, p.mle.mean),
+            problem,
+            (problem.xbar - shift, mu0 - shift, jnp.zeros_like(shift)),
+        )
+        init = GroupLassoParams(init.cpt, init.mean - shift, init.std)
     smooth = lambda p: negative_log_likelihood(problem, p)
     nonsmooth = lambda p: group_penalty(problem, p, penalty_discrete, penalty_continuous)
-    drift = float(np.log(_METRIC_DRIFT))
     fista_kw = dict(nonsmooth_fn=nonsmooth, max_steps=max_steps, tol=tol, step_growth=step_growth)
+    if not problem.n_continuous:  # all discrete: the metric would be ones, one plain solve
+        prox = lambda z, s: prox_group_lasso(problem, z, s, penalty_discrete, penalty_continuous)
+        return solve_fista(smooth, prox, init, step_size=step_size, **fista_kw)
+    drift = float(np.log(_METRIC_DRIFT))
 
     def solve(params, step, used):
         metric = _metric(problem, params)

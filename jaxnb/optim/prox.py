@@ -387,10 +387,13 @@ def prox_group_l2_box(x, center, threshold, lower, *, metric=None, max_iter=None
     zc = jnp.maximum(z, lb)
     hi0 = jnp.sqrt(jnp.sum(jnp.where(bad[:, None], 0.0, zc * zc), axis=1))
 
-    def v_of(rho):
+    def shrunk(rho):  # z rho / (rho + a) and where it clears its bound
         r = rho[:, None]
         u = z * (r / (r + a))
-        free = u > lb
+        return r, u, u > lb
+
+    def v_of(rho):
+        r, u, free = shrunk(rho)
         return jnp.where(free, u, lb), jnp.where(free, z * a / ((r + a) * (r + a)), 0.0)
 
     def phi(rho):
@@ -425,11 +428,8 @@ def prox_group_l2_box(x, center, threshold, lower, *, metric=None, max_iter=None
     # metric entry (a << rho) the solution sits next to x, and c + v would carry the rounding
     # of c (a float32 ulp of mu0 in the mean of a class whose sigma is at its floor is a
     # gradient-mapping error ~0.1, far above the solver's tolerance)
-    r = rho[:, None]
-    u = z * (r / (r + a))
-    free = u > lb
-    near_x = a <= r
-    w = jnp.where(near_x, x - z * (a / (r + a)), c + u)
+    r, u, free = shrunk(rho)
+    w = jnp.where(a <= r, x - z * (a / (r + a)), c + u)
     w = jnp.where(free, w, jnp.broadcast_to(jnp.asarray(lower, dtype), x.shape))
     w = jnp.where(removed[:, None], c, w)
     w = jnp.where(bad[:, None], jnp.nan, w)

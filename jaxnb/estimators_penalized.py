@@ -168,10 +168,14 @@ class GroupLassoNB(BaseNB):
     Minimizes ``NLL/N + λ Σ_i w_i ‖Ω_i − Ω_i⁽⁰⁾‖₂`` (discrete groups; continuous groups use
     ``continuous_scale · λ``) over the NB parameters (`jaxnb.methods.group_lasso`): discrete
     groups exactly, group by group (the objective is separable; ``solver="exact"``, default),
-    continuous groups by FISTA with a Dykstra prox (``solver="fista"``: every group by FISTA,
-    with the discrete groups' prox exact).
-    A predictor whose parameters reach Ω_i⁽⁰⁾ (the marginal MLE) is removed exactly.
+    continuous groups by preconditioned FISTA with an exact prox (``solver="fista"``: every group
+    by FISTA). A predictor whose parameters reach Ω_i⁽⁰⁾ (the marginal MLE) is removed exactly.
     ``adaptive=True`` uses ``w_i = 1 / ‖Ω_i⁽¹⁾ − Ω_i⁽⁰⁾‖₂`` (aL1/L2-NB).
+
+    Units: a continuous group's norm is in the column's units, so plain L1/L2-NB is not invariant
+    to rescaling a column: in larger units a column is shrunk harder (the paper's Eq. 9 has the
+    same property). The adaptive weight divides those units out, so aL1/L2-NB is invariant.
+    Standardize continuous columns whose units are arbitrary before ``adaptive=False``.
 
     The penalty is chosen along a geometric grid of ``n_penalties`` values from λ_max (every
     predictor removed) down to ``penalty_ratio · λ_max``, solved with warm starts, by

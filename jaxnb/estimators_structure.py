@@ -70,17 +70,21 @@ def _check_h(h):
 
 
 def _var_floor(values, w, var_smoothing):
-    """Absolute variance floor var_smoothing · max_i Var(X_i) (scikit-learn GaussianNB's form).
+    """Per-predictor variance floor var_smoothing · Var(X_i) + tiny, shape (p,).
 
-    The structure cores take one scalar floor, so the per-predictor relative floor of `NaiveBayes`
-    is replaced by this global one; a tiny absolute term keeps it positive for constant data.
+    The floor of `NaiveBayes` (a fraction of each predictor's own pooled variance), so rescaling
+    one column rescales its floor and leaves the other columns alone. scikit-learn's GaussianNB
+    floors every column at var_smoothing · max_i Var(X_i) instead: one column in large units (a
+    spread of 1e6) then floors the variance of unit-scale columns at 1e3 and erases them. The tiny
+    absolute term keeps the floor positive for a constant column.
     """
+    dtype = values.dtype if values.dtype.kind == "f" else np.float64
     if values.shape[1] == 0:
-        return float(np.finfo(np.float64).tiny)
+        return np.zeros((0,), dtype)
     wn = w / w.sum()
     mean = wn @ values
     var = wn @ (values - mean) ** 2
-    return float(var_smoothing * var.max() + np.finfo(values.dtype).tiny)
+    return (var_smoothing * var + np.finfo(dtype).tiny).astype(dtype)
 
 
 class _Base(BaseNB):
@@ -616,7 +620,7 @@ class _FilterCore:
         self.y, self.w = jnp.asarray(y), jnp.asarray(w)
         self.q, self.r = codes.shape[1], values.shape[1]
         self.n_states, self.c, self.n_bins = tuple(n_states), n_classes, n_bins
-        self.var_floor = _var_floor(np.asarray(values), np.asarray(w), var_smoothing)
+        self.var_smoothing = var_smoothing
 
     def relevance(self, codes=None, values=None, n_states=None):
         codes = self.codes if codes is None else codes
@@ -626,9 +630,9 @@ class _FilterCore:
         if codes.shape[1]:
             parts.append(flt.mutual_information_discrete(codes, self.y, n_states, self.c, self.w))
         if values.shape[1]:
-            parts.append(
-                flt.mutual_information_gaussian(values, self.y, self.c, self.w, self.var_floor)
-            )
+            # each column's floor from its own variance (probes included)
+            floor = _var_floor(np.asarray(values), np.asarray(self.w), self.var_smoothing)
+            parts.append(flt.mutual_information_gaussian(values, self.y, self.c, self.w, floor))
         return jnp.concatenate(parts)
 
     def all_codes(self):

@@ -293,3 +293,18 @@ def test_group_lasso_floored_sigma_converges_in_float32_and_float64():
     np.testing.assert_allclose(
         np.asarray(f32.params_.mean), np.asarray(f64.params_.mean), rtol=1e-3, atol=1e-5
     )
+
+
+def test_adaptive_group_lasso_is_invariant_to_one_columns_units_and_plain_is_not():
+    # the docstring's claim: the adaptive weight divides a continuous group's units out
+    rng = np.random.default_rng(1)
+    n = 200
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 5)) + np.outer(y, [0.8, 0.5, 0.3, 0.0, 0.0])
+    Z = X.copy()
+    Z[:, 0] = Z[:, 0] * 1e3 + 5e3
+    a, b = GroupLassoNB(adaptive=True).fit(X, y), GroupLassoNB(adaptive=True).fit(Z, y)
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_allclose(b.predict_proba(Z), a.predict_proba(X), atol=1e-6)
+    a, b = GroupLassoNB(adaptive=False).fit(X, y), GroupLassoNB(adaptive=False).fit(Z, y)
+    assert np.abs(b.predict_proba(Z) - a.predict_proba(X)).max() > 0.1

@@ -423,6 +423,18 @@ def _class_moments(values, y, n_classes, weight):
     return wc, mean, var
 
 
+def _variance_floor(var_floor, n_columns: int, dtype) -> jax.Array:
+    """``var_floor`` as a (n_columns,) array of ``dtype``: a scalar (one floor for every column)
+    or one floor per column; any other shape is a ValueError (at trace time)."""
+    floor = jnp.asarray(var_floor, dtype)
+    if floor.shape not in ((), (n_columns,)):
+        raise ValueError(
+            f"var_floor must be a scalar or have one entry per column, shape ({n_columns},); "
+            f"got shape {floor.shape}"
+        )
+    return jnp.broadcast_to(floor, (n_columns,))
+
+
 @jit_entry("n_classes", check=_eager_check)
 def mutual_information_gaussian(values, y, n_classes: int, weight=None, var_floor: float = 0.0):
     r"""Gaussian mutual information with the class (slides, "filter-wrapper selective Gaussian NB").
@@ -443,12 +455,14 @@ def mutual_information_gaussian(values, y, n_classes: int, weight=None, var_floo
       y: int (n,) classes.
       n_classes: static c.
       weight: optional (n,) sample weights.
-      var_floor: added to every variance before the log (0 reproduces the formula exactly).
+      var_floor: added to every variance before the log (0 reproduces the formula exactly):
+        a scalar, or one floor per column (r,).
 
     Returns:
       (r,) MI in nats.
     """
     wc, mean, var = _class_moments(values, y, n_classes, weight)
+    var_floor = _variance_floor(var_floor, var.shape[1], var.dtype)
     total = jnp.sum(wc, axis=0, keepdims=True)  # (1, r)
     pc = wc / jnp.where(total > 0, total, 1.0)
     grand = jnp.sum(pc * mean, axis=0, keepdims=True)
@@ -457,7 +471,7 @@ def mutual_information_gaussian(values, y, n_classes: int, weight=None, var_floo
     # ½ Σ_c p(c) [log σ² − log σ²_c]: exactly 0 when every class has the overall variance (the
     # form log σ² − Σ_c p(c) log σ²_c is not when Σ_c p(c) rounds away from 1)
     log_all = jnp.log(var_all + var_floor)[None, :]
-    gap = jnp.where(pc > 0, pc * (log_all - jnp.log(var + var_floor)), 0.0)
+    gap = jnp.where(pc > 0, pc * (log_all - jnp.log(var + var_floor[None, :])), 0.0)
     mi = jnp.maximum(0.5 * jnp.sum(gap, axis=0), 0.0)  # >= 0 by Jensen; rounding may dip below
     # a column with no spread at all (constant, or no observed value) carries no information:
     # every variance is 0 and the formula's log 0 - log 0 would be NaN

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._checks import check_array_range, concrete
 from .._dtypes import float_dtype
-from .filters import as_state_tuple, jit_entry
+from .filters import _variance_floor, as_state_tuple, jit_entry
 
 __all__ = [
     "DiscreteTANParams",
@@ -465,11 +465,13 @@ def fit_gaussian_tan(
     Args:
       values: float (n, p); y: int (n,); parent: int (p,) from `maximum_spanning_tree`
         (any forest: -1 at roots; a cycle is refused with a ValueError).
-      n_classes: static c; weight: optional (n,); var_floor: absolute floor on every variance.
+      n_classes: static c; weight: optional (n,); var_floor: absolute floor on the variances,
+        a scalar or one per predictor (p,).
     """
     x, wy, nc, mean, dev = _class_deviations(values, y, n_classes, weight)
     parent = jnp.asarray(parent, jnp.int32)
     p = mean.shape[1]
+    var_floor = _variance_floor(var_floor, p, mean.dtype)
     if parent.shape != (p,):
         raise ValueError(f"parent must have shape ({p},); got {parent.shape}")
     safe = jnp.where(nc > 0, nc, 1.0)[:, None]
@@ -484,7 +486,7 @@ def fit_gaussian_tan(
     # the residual variance from the residuals themselves: Σ_ii − b Σ_ik cancels when the child
     # is nearly collinear with its parent (all digits in float32)
     resid = dev - slope[None] * dev_par
-    var = jnp.maximum(jnp.einsum("nc,ncp->cp", wy, resid * resid) / safe, var_floor)
+    var = jnp.maximum(jnp.einsum("nc,ncp->cp", wy, resid * resid) / safe, var_floor[None, :])
     # a predictor constant over the training rows: unit variance in every class (as NaiveBayes),
     # so its term is the same for every class whatever the query value
     var = jnp.where(_constant_columns(x, wy)[None, :], 1.0, var)

@@ -186,7 +186,13 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
         vb = jax.lax.dynamic_slice_in_dim(values, i * bs, bs, 0)
         return jax.lax.dynamic_update_slice_in_dim(out, block(cb, vb), i * bs, 0)
 
-    out = jax.lax.fori_loop(0, nb, body, jnp.zeros((n, c), res.dtype))
+    # inside `jax.shard_map` the body's output varies over the mesh axes its inputs vary over; the
+    # initial carry must too (plain zeros do not, and the loop raised a TypeError there for more
+    # local rows than one block): add the empty sums of the inputs, exactly 0
+    empty = sum(
+        jnp.sum(a.ravel()[:0]).astype(res.dtype) for a in jax.tree.leaves((params, codes, values))
+    )
+    out = jax.lax.fori_loop(0, nb, body, jnp.zeros((n, c), res.dtype) + empty)
     if n - nb * bs:
         out = jax.lax.dynamic_update_slice_in_dim(
             out, block(codes[nb * bs :], values[nb * bs :]), nb * bs, 0

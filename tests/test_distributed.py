@@ -326,3 +326,30 @@ def test_wnb_row_loss_blocks_do_not_change_value_or_gradient():
     (v1, g1), (v2, g2) = vg(64), vg(10_000)  # 4 blocks + a ragged tail vs one block
     np.testing.assert_allclose(v1, v2, rtol=1e-12)
     _assert_tree_close(g1, g2, rtol=1e-10, atol=1e-12)
+
+
+@MULTI
+@pytest.mark.parametrize("weighted", [False, True])
+def test_log_joint_inside_shard_map_with_more_local_rows_than_one_block(weighted):
+    # log_joint loops over row blocks; inside shard_map its initial carry did not vary over the
+    # mesh axis like the loop body's output, and more local rows than one block raised TypeError
+    from jax.sharding import PartitionSpec as P
+
+    import jaxnb.likelihood as lk
+
+    d = jax.device_count()
+    width = sum(N_STATES) + 12 * 2
+    n = d * (2 * lk._rows_per_block(width) + 37)  # two whole blocks and a tail on every device
+    codes, values, y, w = _data(11, n=n, missing=True)
+    params = fit_nb(codes, values, y, w, n_states=N_STATES, n_classes=C)
+    mesh = jd.make_mesh(d)
+    weights = jnp.linspace(0.5, 1.5, len(N_STATES) + 2) if weighted else None
+
+    def local(c, v):
+        return lk.log_joint(params, c, v, weights)
+
+    spec = P(jd.DATA_AXIS)
+    got = jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(spec, spec), out_specs=spec))(
+        *jd.shard_rows(codes, values, y, mesh=mesh)[:2]
+    )
+    np.testing.assert_allclose(np.asarray(got), np.asarray(local(codes, values)), rtol=1e-12)

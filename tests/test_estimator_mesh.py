@@ -62,7 +62,7 @@ def test_group_lasso_on_a_mesh_gives_the_same_path():
 
 @MULTI
 @pytest.mark.parametrize("selection", ["aic", "cv"])
-def test_group_lasso_scores_the_rows_on_one_device(selection, monkeypatch):
+def test_group_lasso_scores_the_rows_on_the_mesh(selection, monkeypatch):
     import jaxnb.estimators_penalized as ep
 
     seen = {}
@@ -70,26 +70,30 @@ def test_group_lasso_scores_the_rows_on_one_device(selection, monkeypatch):
     def spying(name, f):
         def spy(*args, **kw):
             arrays = [a for a in jax.tree.leaves(args) if isinstance(a, jax.Array)]
-            seen[name] = {len(a.sharding.device_set) for a in arrays}
+            seen[name] = {
+                (a.ndim > 0 and a.shape[0] >= 600, len(a.sharding.device_set)) for a in arrays
+            }
             return f(*args, **kw)
 
         return spy
 
-    for name in ("_gl_path_scores", "_gl_cv"):
+    for name in ("_gl_path_scores_sharded", "_gl_cv"):
         monkeypatch.setattr(ep, name, spying(name, getattr(ep, name)))
     X, y, w = _data(601, seed=3)  # not a multiple of 4: weight-0 padding rows
     ref = GroupLassoNB(discrete=[1], selection=selection).fit(X, y, sample_weight=w)
     got = GroupLassoNB(discrete=[1], selection=selection, mesh=4).fit(X, y, sample_weight=w)
-    # every input of the scoring passes is on one device (the path parameters were replicated
-    # over the mesh, and every device scored every row)
-    assert seen["_gl_path_scores"] == {1}
+    # the AIC pass gets the rows split over the 4 devices and the path replicated (before: the
+    # rows on one device and the path replicated, so every device scored every row)
+    rows = {k for k in seen["_gl_path_scores_sharded"] if k[0]}
+    assert rows == {(True, 4)}
     if selection == "cv":
-        assert seen["_gl_cv"] == {1}
+        assert seen["_gl_cv"] == {(True, 1), (False, 1)}  # the CV folds on one device
         np.testing.assert_allclose(got.path_["cv_log_loss"], ref.path_["cv_log_loss"], rtol=1e-9)
     np.testing.assert_allclose(got.path_["aic"], ref.path_["aic"], rtol=1e-9)
     np.testing.assert_allclose(got.path_["train_error"], ref.path_["train_error"], atol=1e-12)
     assert got.selected_index_ == ref.selected_index_
     np.testing.assert_allclose(got.predict_proba(X), ref.predict_proba(X), atol=1e-9)
+    assert len(got.params_.mean.sharding.device_set) == 1  # the model on one device
 
 
 @pytest.mark.parametrize(

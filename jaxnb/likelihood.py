@@ -190,7 +190,8 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
     # initial carry must too (plain zeros do not, and the loop raised a TypeError there for more
     # local rows than one block): add the empty sums of the inputs, exactly 0
     empty = sum(
-        jnp.sum(a.ravel()[:0]).astype(res.dtype) for a in jax.tree.leaves((params, codes, values))
+        jnp.sum(jnp.ravel(a)[:0]).astype(res.dtype)
+        for a in jax.tree.leaves((params, codes, values))
     )
     out = jax.lax.fori_loop(0, nb, body, jnp.zeros((n, c), res.dtype) + empty)
     if n - nb * bs:

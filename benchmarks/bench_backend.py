@@ -126,33 +126,29 @@ def main(argv=None):
     )
     report(f"sharded WNB step x{nd}", _time(lambda: vg(W, b, data), args.repeats))
 
+    def fit_time(est, n_rows):
+        """Median wall time of ``est.fit`` on the first n_rows rows from NumPy, after a first
+        fit (compilation)."""
+        X = np.c_[codes[:n_rows], values[:n_rows]]
+        est.fit(X, y[:n_rows])
+        t = []
+        for _ in range(max(1, args.repeats // 2)):
+            t0 = time.perf_counter()
+            est.fit(X, y[:n_rows])
+            t.append(time.perf_counter() - t0)
+        return float(np.median(t))
+
+    cols = dict(discrete=list(range(Q)), n_states=list(N_STATES))
     n_est = min(n, 500_000)
-    X = np.c_[codes[:n_est], values[:n_est]]
-    est = NaiveBayes(discrete=list(range(Q)), n_states=list(N_STATES))
-    est.fit(X, y[:n_est])
-    t = []
-    for _ in range(max(1, args.repeats // 2)):
-        t0 = time.perf_counter()
-        est.fit(X, y[:n_est])
-        t.append(time.perf_counter() - t0)
-    report("NaiveBayes.fit (NumPy)", float(np.median(t)), n_est)
+    report("NaiveBayes.fit (NumPy)", fit_time(NaiveBayes(**cols), n_est), n_est)
 
     # group-lasso NB: the path is solved on the statistics; the rows are scored at every grid
-    # point (AIC) or in every fold (CV). With a mesh the statistics pass runs split over the
-    # devices and the scoring on the mesh's first device.
+    # point (AIC: split over the mesh's devices) or in every fold (CV: on its first device)
     n_gl = min(n, 300_000)
-    Xg = np.c_[codes[:n_gl], values[:n_gl]]
     for sel in ("aic", "cv"):
         for m in (None, nd) if nd > 1 else (None,):
-            gl = GroupLassoNB(discrete=list(range(Q)), n_states=list(N_STATES), selection=sel)
-            gl.set_params(mesh=m)
-            gl.fit(Xg, y[:n_gl])
-            t = []
-            for _ in range(max(1, args.repeats // 2)):
-                t0 = time.perf_counter()
-                gl.fit(Xg, y[:n_gl])
-                t.append(time.perf_counter() - t0)
-            report(f"GroupLassoNB {sel}" + (f" x{m}" if m else ""), float(np.median(t)), n_gl)
+            gl = GroupLassoNB(**cols, selection=sel, mesh=m)
+            report(f"GroupLassoNB {sel}" + (f" x{m}" if m else ""), fit_time(gl, n_gl), n_gl)
 
 
 if __name__ == "__main__":

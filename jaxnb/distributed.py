@@ -521,8 +521,9 @@ def sharded_loss(loss_fn, mesh: Mesh):
     r"""Global loss ``params, data -> Σ_d loss_fn(params, data_d)`` for a loss that sums over rows.
 
     Args:
-      loss_fn: ``(params, data) -> scalar``, a sum (not a mean) over the rows of ``data`` (a pytree
-        of arrays with a leading row axis; padded rows must carry weight 0 inside ``loss_fn``).
+      loss_fn: ``(params, data) -> scalar`` (or a pytree of arrays), a sum (not a mean) over the
+        rows of ``data`` (a pytree of arrays with a leading row axis; padded rows must carry
+        weight 0 inside ``loss_fn``).
       mesh: 1-D mesh; ``data`` leaves are split by rows, ``params`` are replicated.
 
     Returns:

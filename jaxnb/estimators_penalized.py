@@ -107,30 +107,23 @@ def _gl_path_scores(log_prior, params, n_active, codes, values, y, w, shift, *, 
 def _gl_path_scores_sharded(
     log_prior, params, n_active, codes, values, y, w, shift, *, n_states, mesh
 ):
-    """`_gl_path_scores` with the rows split over ``mesh`` (`_row_sharded`): every device sums
-    w log P(y | x), w [wrong] and w over its rows at every grid point, then one psum."""
-    from jax.sharding import PartitionSpec as P
+    """`_gl_path_scores` with the rows split over ``mesh`` (`_row_sharded`): each device sums
+    w log P(y | x) and w [wrong] over its rows at every grid point, and w
+    (`jaxnb.distributed.sharded_loss` adds them over the devices)."""
+    from .distributed import sharded_loss
 
-    from .distributed import _axis
+    def sums(model, rows):
+        log_prior, params, shift = model
+        c, v, y, w = rows
 
-    axis = _axis(mesh)
-
-    def local(log_prior, params, shift, codes, values, y, w):
         def one(prm):
-            lp = lk.log_posterior(_as_nb(log_prior, prm, n_states), codes, values, shift=shift)
-            true = jnp.take_along_axis(lp, y[:, None], axis=-1)[:, 0]
+            lp = lk.log_posterior(_as_nb(log_prior, prm, n_states), c, v, shift=shift)
             wrong = (lk.predict(lp) != y).astype(lp.dtype)
-            return lk.weighted_sum(true, w), lk.weighted_sum(wrong, w)
+            return lk.weighted_sum(lk._true_class(lp, y), w), lk.weighted_sum(wrong, w)
 
-        return jax.lax.psum((jax.vmap(one)(params), jnp.sum(w)), axis)
+        return jax.vmap(one)(params), jnp.sum(w)
 
-    rows = P(axis)
-    (ll, wrong), total = jax.shard_map(
-        local,
-        mesh=mesh,
-        in_specs=(P(), P(), P(), rows, rows, rows, rows),
-        out_specs=P(),
-    )(log_prior, params, shift, codes, values, y, w)
+    (ll, wrong), total = sharded_loss(sums, mesh)((log_prior, params, shift), (codes, values, y, w))
     return -2.0 * ll / total + 2.0 * n_active / total, wrong / total
 
 

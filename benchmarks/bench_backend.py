@@ -5,7 +5,8 @@ Mixed data: n rows, 10 discrete predictors (4 states) + 10 Gaussian predictors, 
 
 * ``fit_stats``           one jitted pass over resident device arrays -> SuffStats
 * ``fit_stats_sharded``   the same over all devices of the backend (psum of statistics), if > 1
-* ``log_joint``           per-class scores of every row (prediction)
+* ``log_joint``           per-class scores of every row (prediction); with several devices also
+                          on the row-split arrays, inside ``shard_map`` and as a plain ``jit``
 * ``sharded WNB step``    value and gradient of the weighted-NB loss over all devices (one
                           full-batch optimizer step's worth of work)
 * ``NaiveBayes.fit``      the estimator end to end from NumPy (validation, encoding, transfer)
@@ -47,6 +48,7 @@ if __name__ == "__main__":
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import jaxnb.distributed as jd  # noqa: E402
 from jaxnb import NaiveBayes  # noqa: E402
@@ -117,6 +119,19 @@ def main(argv=None):
         sc, sv, sy, sw, n_states=N_STATES, n_classes=C, mesh=mesh, block_size=block
     )
     report(f"fit_stats_sharded x{nd}", _time(fss, args.repeats))
+    # scoring rows already split over the devices: each device loops over its own rows inside
+    # shard_map, against a plain jit of the row-split arrays (XLA's partitioner)
+    split = P(jd.DATA_AXIS)
+    ljs = jax.jit(
+        jax.shard_map(
+            lambda c, v: log_joint(params, c, v),
+            mesh=mesh,
+            in_specs=(split, split),
+            out_specs=split,
+        )
+    )
+    report(f"log_joint shard_map x{nd}", _time(lambda: ljs(sc, sv), args.repeats))
+    report(f"log_joint jit, split x{nd}", _time(lambda: lj(params, sc, sv), args.repeats))
     data = dict(codes=sc, values=sv, y=sy, weight=sw)
     W, b = jnp.ones((Q + R, C), jnp.float32), params.log_prior
     vg = jax.jit(

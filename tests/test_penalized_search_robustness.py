@@ -82,17 +82,24 @@ def test_group_lasso_cv_never_selects_a_non_finite_point():
         GroupLassoNB(selection="cv", discrete=[True] * 5).fit(X, y2)
 
 
-def test_group_lasso_ignores_a_constant_continuous_predictor():
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_group_lasso_ignores_a_constant_continuous_predictor(adaptive):
+    """A constant column never becomes active and changes neither lambda_max, the path nor the
+    selection. Plain L1/L2-NB used to pull its sigma to the floor along the path: it came in at
+    a lambda_max twice the other columns' and shifted the AIC choice."""
     rng = np.random.default_rng(0)
     n = 200
     y = rng.integers(0, 2, n)
     X = np.c_[rng.normal(1.5 * y, 1, n), np.full(n, 3.0), rng.normal(0, 1, n)]
-    m = GroupLassoNB(discrete=[False] * 3).fit(X, y)
-    ref = GroupLassoNB(discrete=[False] * 2).fit(X[:, [0, 2]], y)
-    assert not m.support_[1]
+    m = GroupLassoNB(adaptive=adaptive, discrete=[False] * 3).fit(X, y)
+    ref = GroupLassoNB(adaptive=adaptive, discrete=[False] * 2).fit(X[:, [0, 2]], y)
+    assert not m.path_["active"][:, 1].any()
     assert m.lambda_max_ == pytest.approx(ref.lambda_max_, rel=1e-9)
-    np.testing.assert_array_equal(m.support_[[0, 2]], ref.support_)
+    np.testing.assert_array_equal(m.path_["active"][:, [0, 2]], ref.path_["active"])
+    assert m.penalty_ == pytest.approx(ref.penalty_, rel=1e-9)
     np.testing.assert_allclose(np.asarray(m.problem_.mle.std)[:, 1], [1.0, 1.0])
+    np.testing.assert_allclose(np.asarray(m.params_.std)[:, 1], [1.0, 1.0])
+    np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X[:, [0, 2]]), atol=1e-9)
 
 
 def test_max_features_with_a_backward_start_is_refused():

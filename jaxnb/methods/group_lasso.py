@@ -311,6 +311,11 @@ def make_group_lasso_problem(
     sigma1 = jnp.where(has, jnp.sqrt(m2 / jnp.where(has, weight, 1.0)), sigma0[None, :])
     sigma1 = jnp.maximum(sigma1, floor[None, :])
     sigma1 = jnp.where(flat[None, :], sigma0[None, :], sigma1)
+    # ... and its likelihood term is dropped: sum_j N_ij log sigma_ij would otherwise pull every
+    # class's sigma from 1 down to the floor (the same in every class, so no information), which
+    # makes the predictor active and sets lambda_max (plain L1/L2-NB; the adaptive weight of a
+    # zero distance already held it at Omega^(0))
+    weight = jnp.where(flat[None, :], 0.0, weight)
     c = counts.shape[1]
     center = GroupLassoParams(
         theta0, jnp.broadcast_to(mu0[None, :], (c, r)), jnp.broadcast_to(sigma0[None, :], (c, r))

@@ -318,7 +318,11 @@ class GroupLassoNB(BaseNB):
         t0 = time.perf_counter()
         folds = ()
         if self.penalty is None and self.selection == "cv":  # folds of the real rows, then padding
-            folds = (stratified_folds(y_enc, int(self.cv), self.random_state, arg_name="cv"),)
+            folds = (
+                stratified_folds(
+                    y_enc, int(self.cv), self.random_state, arg_name="cv", sample_weight=w
+                ),
+            )
             if np.bincount(folds[0], minlength=int(self.cv)).min() < 1:
                 raise ValueError(f"cv={self.cv} leaves an empty fold; lower cv")
         # zero-weight padding rows: nearby training sizes share the compiled programs (every
@@ -593,6 +597,7 @@ class L1NB(BaseNB):
                     float(self.validation_fraction),
                     self.random_state,
                     arg_name="validation_fraction",
+                    sample_weight=w,
                 ),
             )
         # zero-weight padding rows (LARS, AIC and validation accuracy are weighted over rows)

@@ -163,7 +163,7 @@ class StagewiseNB(_SearchBase):
         )
         folds = ()
         if self.selection == "cv":  # folds of the real rows, before padding
-            folds = (stratified_folds(y_enc, self.n_folds, self.random_state),)
+            folds = (stratified_folds(y_enc, self.n_folds, self.random_state, sample_weight=w),)
             if np.bincount(folds[0]).min() < 1:
                 raise ValueError("n_folds leaves an empty fold; lower n_folds")
         codes, values, y_enc, w, *folds = self._pad_training(
@@ -385,6 +385,7 @@ class SelectiveNB(_SearchBase):
                 float(self.validation_fraction),
                 self.random_state,
                 arg_name="validation_fraction",
+                sample_weight=w,
             )
             fit_w, score_w = w * ~val, w * val
         codes, values, y_enc, w, fit_w, score_w = self._pad_training(

@@ -332,6 +332,7 @@ class GaussianSemiNaiveNB(_Base):
             float(self.validation_fraction),
             self.random_state,
             arg_name="validation_fraction",
+            sample_weight=w,
         )
         # zero-weight padding rows after the split of the real rows
         codes, values, y_enc, w, val = self._pad_training(
@@ -908,7 +909,7 @@ class FilterWrapperNB(_FilterBase):
             )
         t0 = time.perf_counter()
         c = len(self.classes_)
-        folds = stratified_folds(y_enc, self.cv, self.random_state, arg_name="cv")
+        folds = stratified_folds(y_enc, self.cv, self.random_state, arg_name="cv", sample_weight=w)
         # zero-weight padding rows after the folds of the real rows (the filters and the fold
         # statistics are weighted): nearby training sizes share the compiled programs
         codes, values, y_enc, w, folds = self._pad_training(

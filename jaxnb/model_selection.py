@@ -206,15 +206,25 @@ def select_along_path(path_scores, rule: str = "min", sizes=None, n_valid=None) 
     return int(best[np.argmin(sz)])
 
 
-def stratified_folds(y, n_folds: int = 5, seed: int = 0, arg_name: str = "n_folds") -> np.ndarray:
+def stratified_folds(
+    y, n_folds: int = 5, seed: int = 0, arg_name: str = "n_folds", sample_weight=None
+) -> np.ndarray:
     """Stratified fold assignment (n,) int: each class's rows shuffled and dealt round-robin.
 
     Args:
       y: (n,) labels (any type); n_folds: K >= 2; seed: NumPy seed.
       arg_name: the caller's name for ``n_folds`` (e.g. an estimator's ``cv``), used in the error
         messages.
+      sample_weight: optional (n,) row weights. Rows of weight 0 take no part in the draw (fold
+        0; they count nowhere), so the other rows get the folds they would get without them:
+        a zero weight is the same as dropping the row.
     """
     y = _check_split_labels(y)
+    keep = _weighted_rows(sample_weight, y.shape[0])
+    if keep is not None:
+        folds = np.zeros(y.shape[0], np.int32)
+        folds[keep] = stratified_folds(y[keep], n_folds, seed, arg_name)
+        return folds
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise ValueError(f"{arg_name} must be an int >= 2; got {arg_name}={n_folds!r}")
     if n_folds > y.shape[0]:
@@ -232,6 +242,19 @@ def stratified_folds(y, n_folds: int = 5, seed: int = 0, arg_name: str = "n_fold
         folds[idx] = (np.arange(idx.size) + start) % n_folds
         start = (start + idx.size) % n_folds
     return folds
+
+
+def _weighted_rows(sample_weight, n):
+    """None (every row takes part in a split) or the (n,) bool mask of rows with weight > 0."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},) like y; got {w.shape}")
+    if w.dtype.kind not in "biuf" or not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight must hold finite numbers >= 0")
+    keep = w > 0
+    return None if keep.all() else keep
 
 
 def _check_split_labels(y) -> np.ndarray:
@@ -279,6 +302,7 @@ def validation_split(
     seed: int = 0,
     stratify: bool = True,
     arg_name: str = "fraction",
+    sample_weight=None,
 ) -> np.ndarray:
     """Boolean (n,) mask of validation rows (True), stratified by class by default.
 
@@ -286,9 +310,15 @@ def validation_split(
     (keeping class proportions): ``fraction=0.5``. Stratified, each class's share is rounded to
     whole rows and capped so that the class keeps at least one training row. ``arg_name`` is the
     caller's name for ``fraction`` (e.g. an estimator's ``validation_fraction``), used in the
-    error messages.
+    error messages. Rows whose ``sample_weight`` is 0 take no part in the draw (they go to the
+    training part, where they count nowhere), so a zero weight is the same as dropping the row.
     """
     y = _check_split_labels(y)
+    keep = _weighted_rows(sample_weight, y.shape[0])
+    if keep is not None:
+        mask = np.zeros(y.shape[0], bool)
+        mask[keep] = validation_split(y[keep], fraction, seed, stratify, arg_name)
+        return mask
     if not (
         isinstance(fraction, (float, int, np.floating, np.integer))
         and not isinstance(fraction, bool)

@@ -114,3 +114,69 @@ def test_fold_weights_and_kfold_stats_check_the_number_of_folds():
     y = np.array([0, 1, 0, 1, 0])
     with pytest.raises(ValueError, match="n_folds must be >= 1; got 0"):
         ms.kfold_stats(codes, values, y, folds, n_states=(), n_classes=2, n_folds=0)
+
+
+def test_splits_leave_zero_weight_rows_out_of_the_draw():
+    """Rows of weight 0 take no part in the draw: the others get the folds / split they get when
+    the zero-weight rows are dropped."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 50)
+    w = rng.integers(0, 3, 50).astype(float)  # about a third of the rows at weight 0
+    keep = w > 0
+    folds = ms.stratified_folds(y, 4, 7, sample_weight=w)
+    np.testing.assert_array_equal(folds[keep], ms.stratified_folds(y[keep], 4, 7))
+    assert (folds[~keep] == 0).all()
+    val = ms.validation_split(y, 0.3, 7, sample_weight=w)
+    np.testing.assert_array_equal(val[keep], ms.validation_split(y[keep], 0.3, 7))
+    assert not val[~keep].any()
+    # positive weights everywhere: the unweighted draw
+    np.testing.assert_array_equal(
+        ms.stratified_folds(y, 4, 7, sample_weight=np.full(50, 2.5)), ms.stratified_folds(y, 4, 7)
+    )
+    with pytest.raises(ValueError, match=r"sample_weight must have shape \(50,\)"):
+        ms.validation_split(y, 0.3, sample_weight=np.ones(49))
+    with pytest.raises(ValueError, match="sample_weight must hold finite numbers >= 0"):
+        ms.stratified_folds(y, 4, sample_weight=np.r_[-1.0, np.ones(49)])
+
+
+def _estimators_with_a_split():
+    from jaxnb.estimators_penalized import L1NB, GroupLassoNB
+    from jaxnb.estimators_search import SelectiveNB, StagewiseNB
+    from jaxnb.estimators_structure import FilterWrapperNB, GaussianSemiNaiveNB
+
+    return {
+        # name: (estimator, the attribute that holds its criterion on the folds / split)
+        "StagewiseNB cv": (lambda: StagewiseNB(selection="cv", n_folds=3), "cv_error_"),
+        "SelectiveNB validation": (
+            lambda: SelectiveNB(validation_fraction=0.4),
+            "path_/criterion",
+        ),
+        "GroupLassoNB cv": (
+            lambda: GroupLassoNB(selection="cv", cv=3, n_penalties=6),
+            "path_/cv_log_loss",
+        ),
+        "L1NB validation": (lambda: L1NB(selection="validation"), "criterion_path_"),
+        "GaussianSemiNaiveNB": (lambda: GaussianSemiNaiveNB(), "validation_error_"),
+        "FilterWrapperNB": (lambda: FilterWrapperNB(cv=3), "cv_error_"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_estimators_with_a_split()))
+def test_zero_sample_weight_equals_dropping_the_row_with_a_split(name):
+    """Estimators that draw folds or a validation split give a row of weight 0 the fit without
+    it. They used to draw over every row, so a zero weight moved the others between parts
+    (GaussianSemiNaiveNB's probabilities by up to 0.93)."""
+    make, attr = _estimators_with_a_split()[name]
+    rng = np.random.default_rng(1)
+    n = 90
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 4)) + np.c_[y, 0.5 * y, np.zeros(n), -y]
+    w = np.ones(n)
+    w[rng.choice(n, 20, replace=False)] = 0.0
+    keep = w > 0
+    a = make().fit(X, y, sample_weight=w)
+    b = make().fit(X[keep], y[keep])
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), atol=1e-6)
+    if attr is not None:
+        get = lambda m: m.path_[attr.split("/")[1]] if "/" in attr else getattr(m, attr)
+        np.testing.assert_allclose(get(a), get(b), rtol=1e-6, atol=1e-9)

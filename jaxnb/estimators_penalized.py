@@ -688,7 +688,8 @@ class WeightedNB(BaseNB):
         Adam steps); a fit that stops at ``max_steps`` with the gradient norm above ``tol`` emits
         `jaxnb.ConvergenceWarning` (``converged_`` False). The weak default ridge makes nearly
         separable data slow: on Flags (194 rows, 8 classes) L-BFGS needs about 14,000 steps at
-        ``l2=1e-4``, 6,800 at ``1e-3`` and 2,900 at ``1e-2``.
+        ``l2=1e-4``, 6,800 at ``1e-3`` and 2,900 at ``1e-2``. A float32 fit that reaches the
+        objective's rounding floor first stops there (``info_.stalled``, with the warning).
       discrete, n_states, missing, unseen: as in `NaiveBayes`.
       mesh: None, a number of devices or a 1-D mesh, as in `NaiveBayes`: the statistics pass
         runs data-parallel, and with ``scheme="gradient"`` so does the training: the rows of the
@@ -803,11 +804,23 @@ class WeightedNB(BaseNB):
                     else "Adam at a fixed learning_rate need not reach tol: lower learning_rate "
                     "and raise max_steps, or use solver='lbfgs'"
                 )
+                if bool(info.stalled):
+                    where = (
+                        f"after {int(info.n_steps)} steps, its line search having found no "
+                        f"lower value in {wt.STALL_STEPS} steps in a row (the objective's "
+                        "rounding floor at this precision),"
+                    )
+                    fix = (
+                        "Float64 (jax_enable_x64) gets closer, and a larger l2 conditions the "
+                        "problem better; or raise tol"
+                    )
+                else:
+                    where = f"at max_steps={int(info.n_steps)}"
                 self._warn_unconverged(
-                    f"WeightedNB(scheme='gradient', solver={self.solver!r}) stopped at "
-                    f"max_steps={int(info.n_steps)} with gradient norm "
-                    f"{float(info.grad_norm):.2e} > tol={float(self.tol):g}: the weights are "
-                    f"not at the optimum. {fix}; info_ and converged_ hold the details"
+                    f"WeightedNB(scheme='gradient', solver={self.solver!r}) stopped {where} "
+                    f"with gradient norm {float(info.grad_norm):.2e} > tol={float(self.tol):g}: "
+                    f"the weights are not at the optimum. {fix}; info_ and converged_ hold the "
+                    "details"
                 )
         self.weights_ = np.asarray(self._w)[order]
         self.fit_time_ = time.perf_counter() - t0

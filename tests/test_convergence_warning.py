@@ -44,6 +44,26 @@ def test_gradient_wnb_warns_at_its_step_cap_and_is_silent_once_converged(diabete
     assert float(m.info_.grad_norm) <= 1e-6
 
 
+def test_gradient_wnb_says_when_float32_lbfgs_stalled():
+    """A weakly regularized float32 fit stops at the objective's rounding floor, long before its
+    step budget, and the warning says why and what helps (not "raise max_steps")."""
+    import jax
+
+    rng = np.random.default_rng(0)
+    n, p, c = 500, 100, 3
+    y = rng.integers(0, c, n)
+    X = rng.normal(size=(n, p))
+    X[:, : p // 10] += 0.5 * y[:, None]
+    with jax.enable_x64(False):
+        with pytest.warns(
+            ConvergenceWarning, match=r"stopped after \d+ steps, its line search"
+        ) as w:
+            m = WeightedNB("gradient").fit(X, y)
+    assert "Float64 (jax_enable_x64) gets closer" in str(w[0].message)
+    assert "Raise max_steps" not in str(w[0].message)
+    assert bool(m.info_.stalled) and not m.converged_ and int(m.info_.n_steps) < 1500
+
+
 def test_group_lasso_warns_when_the_selected_point_is_unconverged(diabetes):
     X, y = diabetes
     with pytest.warns(

@@ -66,6 +66,11 @@ __all__ = [
 STATE_WEIGHTINGS = ("uniform", "marginal")
 SOLVERS = ("lbfgs", "adam")
 DEFAULT_MAX_STEPS = {"lbfgs": 2000, "adam": 500}  # max_steps=None
+# L-BFGS stops after this many steps in a row whose line search spent all its LINESEARCH_STEPS
+# evaluations without a lower value: it has hit the objective's rounding floor (float32
+# log-losses near the optimum), and every further step would cost as much for nothing
+STALL_STEPS = 10
+LINESEARCH_STEPS = 20  # optax.lbfgs's default zoom line-search budget
 
 
 def ferreira_weights_from_counts(counts, class_weight, n_states, state_weighting="uniform"):
@@ -179,7 +184,9 @@ class GradientInfo(eqx.Module):
     Attributes:
       n_steps: optimizer steps taken; loss: final objective (log-loss + ridge term);
       log_loss: final mean training log-loss; grad_norm: final Euclidean norm of the objective's
-      gradient; converged: ``grad_norm <= tol``; initial_loss: log-loss at w = 1, b = log π (NB).
+      gradient; converged: ``grad_norm <= tol``; initial_loss: log-loss at w = 1, b = log π (NB);
+      stalled: L-BFGS stopped because its line search spent its whole budget without a lower
+      value in `STALL_STEPS` steps in a row (the objective's rounding floor, typically float32).
     """
 
     n_steps: jax.Array
@@ -188,6 +195,7 @@ class GradientInfo(eqx.Module):
     grad_norm: jax.Array
     converged: jax.Array
     initial_loss: jax.Array
+    stalled: jax.Array
 
 
 def _log_loss(params: GradientWeights, L, y, weight):
@@ -195,6 +203,25 @@ def _log_loss(params: GradientWeights, L, y, weight):
     logp = jax.nn.log_softmax(H, axis=-1)
     true = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
     return -weighted_sum(true, weight) / jnp.sum(weight)
+
+
+def _log_loss_from_nb(params: GradientWeights, L, S, y, weight):
+    """`_log_loss` computed as ``H = Σ_i (w_i − 1) L_i + S + b`` with ``S`` from `_centred_nb`.
+
+    It differs from ``Σ_i w_i L_i + b`` by a per-row constant, which the softmax ignores, so it is
+    the same log-loss; but near ``W = 1`` its terms are small where ``Σ_i w_i L_i`` sums p
+    log-densities (hundreds in magnitude with a few hundred predictors), whose float32 rounding
+    (~1e-5 per row) drowned the objective's late decreases and stalled the line search."""
+    H = jnp.einsum("npc,pc->nc", L, params.weights - 1.0) + S + params.bias[None, :]
+    logp = jax.nn.log_softmax(H, axis=-1)
+    true = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
+    return -weighted_sum(true, weight) / jnp.sum(weight)
+
+
+def _centred_nb(L):
+    """(n, c) NB log-likelihoods ``Σ_i L_ic`` less their mean over the classes, summed from
+    centred contributions (each predictor's own offset removed before the sum over p)."""
+    return jnp.sum(L - jnp.mean(L, axis=2, keepdims=True), axis=1)
 
 
 def _floor_log(a):
@@ -238,7 +265,11 @@ def fit_gradient_weights(
       learning_rate: Adam step size (ignored by L-BFGS).
       max_steps: step cap (None: 2000 for L-BFGS, which converges in a few hundred steps on
         the library's data sets; 500 for Adam, which at a fixed rate need not reach ``tol``);
-        tol: tolerance on the gradient norm.
+        tol: tolerance on the gradient norm. L-BFGS also stops once its line search has spent
+        its whole budget without a lower value in `STALL_STEPS` steps in a row
+        (``info.stalled``): the objective cannot fall further at this precision (a weakly
+        regularized float32 fit can stall with a gradient norm of 1e-4..1e-3), and each further
+        step would cost the line search's maximum of function evaluations.
 
     Returns:
       ``(GradientWeights, GradientInfo)``.
@@ -273,51 +304,72 @@ def _check_gradient_rows(L, y, weight) -> None:
     check_scored_rows("L", L, y, weight, "the log-loss is divided by it")
 
 
-@partial(jax.jit, static_argnames=("solver", "max_steps"))
-def _fit_gradient_jit(L, y, log_prior, weight, l2, learning_rate, tol, *, solver, max_steps):
+@partial(jax.jit, static_argnames=("solver", "max_steps", "stall_steps"))
+def _fit_gradient_jit(
+    L, y, log_prior, weight, l2, learning_rate, tol, *, solver, max_steps, stall_steps=STALL_STEPS
+):
     dtype = L.dtype
     n, p, c = L.shape
     weight = jnp.ones((n,), dtype) if weight is None else weight.astype(dtype)
     l2 = jnp.asarray(l2, dtype)
     L = _floor_log(L)
     init = GradientWeights(jnp.ones((p, c), dtype), _floor_log(jnp.asarray(log_prior, dtype)))
-    fun = lambda prm: gradient_objective(prm, L, y, weight, l2)
+    S = _centred_nb(L)
 
+    def fun(prm):  # `gradient_objective`, evaluated as `_log_loss_from_nb`
+        d = prm.weights - 1.0
+        return _log_loss_from_nb(prm, L, S, y, weight) + 0.5 * l2 * jnp.sum(d * d)
+
+    grad_fn = jax.grad(fun)
+    tree_get = optax.tree_utils.tree_get
     if solver == "lbfgs":
-        opt = optax.lbfgs()
+        opt = optax.lbfgs(  # optax's default line search, with its step budget named
+            linesearch=optax.scale_by_zoom_linesearch(
+                max_linesearch_steps=LINESEARCH_STEPS, initial_guess_strategy="one"
+            )
+        )
         value_and_grad = optax.value_and_grad_from_state(fun)
 
-        def step(params, state):
+        def step(params, state, _):
+            # value and gradient at params: read from the state the line search left (computed
+            # only at the first step)
             value, grad = value_and_grad(params, state=state)
             updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=fun)
-            return optax.apply_updates(params, updates), state
+            # ... which holds the value and gradient at the new point too (no extra gradient for
+            # the stopping test). A step that spent every line-search evaluation without a lower
+            # value has stalled.
+            failed = (tree_get(state, "value") >= value) & (
+                tree_get(state, "num_linesearch_steps") >= LINESEARCH_STEPS
+            )
+            return optax.apply_updates(params, updates), state, tree_get(state, "grad"), failed
     else:
         opt = optax.adam(learning_rate)
-        grad_fn = jax.grad(fun)
 
-        def step(params, state):
-            updates, state = opt.update(grad_fn(params), state, params)
-            return optax.apply_updates(params, updates), state
-
-    grad_norm = lambda prm: optax.tree_utils.tree_norm(jax.grad(fun)(prm))
+        def step(params, state, grad):
+            updates, state = opt.update(grad, state, params)
+            params = optax.apply_updates(params, updates)
+            return params, state, grad_fn(params), jnp.array(False)
 
     def cond(carry):
-        k, _, _, gnorm = carry
-        return (k < max_steps) & (gnorm > tol)
+        k, _, _, _, gnorm, stall = carry
+        return (k < max_steps) & (gnorm > tol) & (stall < stall_steps)
 
     def body(carry):
-        k, params, state, _ = carry
-        params, state = step(params, state)
-        return k + 1, params, state, grad_norm(params)
+        k, params, state, grad, _, stall = carry
+        params, state, grad, no_decrease = step(params, state, grad)
+        stall = jnp.where(no_decrease, stall + 1, 0)
+        return k + 1, params, state, grad, optax.tree_utils.tree_norm(grad), stall
 
-    carry = (jnp.int32(0), init, opt.init(init), grad_norm(init))
-    k, params, _, gnorm = lax.while_loop(cond, body, carry)
+    g0 = grad_fn(init)
+    carry = (jnp.int32(0), init, opt.init(init), g0, optax.tree_utils.tree_norm(g0), jnp.int32(0))
+    k, params, _, _, gnorm, stall = lax.while_loop(cond, body, carry)
     info = GradientInfo(
         k,
         fun(params),
-        _log_loss(params, L, y, weight),
+        _log_loss_from_nb(params, L, S, y, weight),
         gnorm,
         gnorm <= tol,
-        _log_loss(init, L, y, weight),
+        _log_loss_from_nb(init, L, S, y, weight),
+        (stall >= stall_steps) & (gnorm > tol),
     )
     return params, info

@@ -744,6 +744,9 @@ class SemiNaiveSearchResult(NamedTuple):
     n_evaluated: int
 
 
+_SCORE_BYTES = 1 << 28  # memory budget of one batch of candidate structures (256 MiB)
+
+
 @jax.jit
 def _score_structures(params, groups, x, y, w, onehot):
     """Validation error and log loss of each candidate structure, groups (s, p) -> (s,), (s,).
@@ -776,12 +779,26 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
     def batched(groups):
         return _score_structures(params, groups, x, y, w, onehot)
 
+    # candidates per call: each one holds (c, p, n + p) floats in flight, so the O(p^2) joins
+    # of a step are scored in chunks of at most _SCORE_BYTES (2000 rows x 200 predictors x 5
+    # classes asked for 33.6 GB at once)
+    p = int(params.mean.shape[1])
+    per_cand = int(n_classes) * p * (x.shape[0] + p) * jnp.dtype(dtype).itemsize
+    cap = 1 << max(0, (max(1, _SCORE_BYTES // max(per_cand, 1))).bit_length() - 1)
+
     def score_many(cands: np.ndarray):
         s = cands.shape[0]
-        bucket = 1 << max(0, (s - 1).bit_length())  # pad to a power of two: few compilations
-        padded = np.concatenate([cands, np.repeat(cands[:1], bucket - s, axis=0)], axis=0)
-        err, loss = batched(jnp.asarray(padded, jnp.int32))
-        return np.asarray(err)[:s], np.asarray(loss)[:s]
+        bucket = min(1 << max(0, (s - 1).bit_length()), cap)  # powers of two: few compilations
+        n_chunks = -(-s // bucket)
+        padded = np.concatenate(
+            [cands, np.repeat(cands[:1], n_chunks * bucket - s, axis=0)], axis=0
+        )
+        errs, losses = [], []
+        for k in range(n_chunks):
+            err, loss = batched(jnp.asarray(padded[k * bucket : (k + 1) * bucket], jnp.int32))
+            errs.append(np.asarray(err))
+            losses.append(np.asarray(loss))
+        return np.concatenate(errs)[:s], np.concatenate(losses)[:s]
 
     # errors closer than this are equal: the weighted sum of the wrong rows rounds differently
     # depending on which rows are wrong (58 wrong rows gave 0.58 and 0.5800000000000001). The

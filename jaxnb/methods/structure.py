@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import partial
 from typing import NamedTuple
 
 import equinox as eqx
@@ -747,9 +748,12 @@ class SemiNaiveSearchResult(NamedTuple):
 _SCORE_BYTES = 1 << 28  # memory budget of one batch of candidate structures (256 MiB)
 
 
-@jax.jit
-def _score_structures(params, groups, x, y, w, onehot):
+@partial(jax.jit, static_argnames=("batch_size",))
+def _score_structures(params, groups, x, y, w, onehot, batch_size):
     """Validation error and log loss of each candidate structure, groups (s, p) -> (s,), (s,).
+
+    Up to ``batch_size`` candidates are scored at once (one vmap); more go through `lax.map` in
+    batches of that size, so memory stays bounded inside the one program.
 
     Module-level so every search and every fit shares its compilations (one per power-of-two
     batch size); a jit of a per-call closure recompiled on every fit (~0.5-0.8 s each)."""
@@ -765,7 +769,9 @@ def _score_structures(params, groups, x, y, w, onehot):
         bad = jnp.any(jnp.isnan(log_post))
         return jnp.where(bad, jnp.inf, err), jnp.where(bad, jnp.inf, loss)
 
-    return jax.vmap(score)(groups)
+    if groups.shape[0] <= batch_size:
+        return jax.vmap(score)(groups)
+    return jax.lax.map(score, groups, batch_size=batch_size)
 
 
 def _make_scorer(params, val_values, val_y, n_classes, val_weight):
@@ -776,11 +782,8 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
     w = w / jnp.sum(w)
     onehot = jax.nn.one_hot(y, n_classes, dtype=dtype)
 
-    def batched(groups):
-        return _score_structures(params, groups, x, y, w, onehot)
-
-    # candidates per call: each one holds (c, p, n + p) floats in flight, so the O(p^2) joins
-    # of a step are scored in chunks of at most _SCORE_BYTES (2000 rows x 200 predictors x 5
+    # candidates per vmapped batch: each one holds (c, p, n + p) floats in flight, so the O(p^2)
+    # joins of a step go in batches of at most _SCORE_BYTES (2000 rows x 200 predictors x 5
     # classes asked for 33.6 GB at once)
     p = int(params.mean.shape[1])
     per_cand = int(n_classes) * p * (x.shape[0] + p) * jnp.dtype(dtype).itemsize
@@ -788,17 +791,12 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
 
     def score_many(cands: np.ndarray):
         s = cands.shape[0]
-        bucket = min(1 << max(0, (s - 1).bit_length()), cap)  # powers of two: few compilations
-        n_chunks = -(-s // bucket)
-        padded = np.concatenate(
-            [cands, np.repeat(cands[:1], n_chunks * bucket - s, axis=0)], axis=0
+        bucket = 1 << max(0, (s - 1).bit_length())  # pad to a power of two: few compilations
+        padded = np.concatenate([cands, np.repeat(cands[:1], bucket - s, axis=0)], axis=0)
+        err, loss = _score_structures(
+            params, jnp.asarray(padded, jnp.int32), x, y, w, onehot, min(cap, bucket)
         )
-        errs, losses = [], []
-        for k in range(n_chunks):
-            err, loss = batched(jnp.asarray(padded[k * bucket : (k + 1) * bucket], jnp.int32))
-            errs.append(np.asarray(err))
-            losses.append(np.asarray(loss))
-        return np.concatenate(errs)[:s], np.concatenate(losses)[:s]
+        return np.asarray(err)[:s], np.asarray(loss)[:s]
 
     # errors closer than this are equal: the weighted sum of the wrong rows rounds differently
     # depending on which rows are wrong (58 wrong rows gave 0.58 and 0.5800000000000001). The

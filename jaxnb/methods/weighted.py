@@ -198,20 +198,15 @@ class GradientInfo(eqx.Module):
     stalled: jax.Array
 
 
-def _log_loss(params: GradientWeights, L, y, weight):
-    H = jnp.einsum("npc,pc->nc", L, params.weights) + params.bias[None, :]
-    logp = jax.nn.log_softmax(H, axis=-1)
-    true = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
-    return -weighted_sum(true, weight) / jnp.sum(weight)
+def _log_loss(params: GradientWeights, L, y, weight, S=None):
+    """Mean training log-loss of ``H = Σ_i w_i L_i + b``, evaluated as
+    ``Σ_i (w_i − 1) L_i + S + b`` with ``S`` from `_centred_nb` (computed here when not given).
 
-
-def _log_loss_from_nb(params: GradientWeights, L, S, y, weight):
-    """`_log_loss` computed as ``H = Σ_i (w_i − 1) L_i + S + b`` with ``S`` from `_centred_nb`.
-
-    It differs from ``Σ_i w_i L_i + b`` by a per-row constant, which the softmax ignores, so it is
-    the same log-loss; but near ``W = 1`` its terms are small where ``Σ_i w_i L_i`` sums p
-    log-densities (hundreds in magnitude with a few hundred predictors), whose float32 rounding
-    (~1e-5 per row) drowned the objective's late decreases and stalled the line search."""
+    The two differ by a per-row constant, which the softmax ignores; but near ``W = 1`` the
+    second's terms are small where ``Σ_i w_i L_i`` sums p log-densities (hundreds in magnitude
+    with a few hundred predictors), whose float32 rounding (~1e-5 per row) drowned the
+    objective's late decreases and stalled the line search."""
+    S = _centred_nb(L) if S is None else S
     H = jnp.einsum("npc,pc->nc", L, params.weights - 1.0) + S + params.bias[None, :]
     logp = jax.nn.log_softmax(H, axis=-1)
     true = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
@@ -232,10 +227,13 @@ def _floor_log(a):
     return jnp.maximum(a, jnp.log(jnp.finfo(a.dtype).tiny))
 
 
-def gradient_objective(params: GradientWeights, L, y, weight, l2=0.0):
-    r"""``−(1/N) Σ_r w_r log softmax(H_r)_{y_r} + (l2/2) ‖W − 1‖²`` (Stream Eq. 2 + ridge)."""
+def gradient_objective(params: GradientWeights, L, y, weight, l2=0.0, S=None):
+    r"""``−(1/N) Σ_r w_r log softmax(H_r)_{y_r} + (l2/2) ‖W − 1‖²`` (Stream Eq. 2 + ridge).
+
+    ``S``: optional `_centred_nb` of ``L``, for a caller that evaluates the objective many times.
+    """
     d = params.weights - 1.0
-    return _log_loss(params, L, y, weight) + 0.5 * l2 * jnp.sum(d * d)
+    return _log_loss(params, L, y, weight, S) + 0.5 * l2 * jnp.sum(d * d)
 
 
 def fit_gradient_weights(
@@ -314,11 +312,8 @@ def _fit_gradient_jit(
     l2 = jnp.asarray(l2, dtype)
     L = _floor_log(L)
     init = GradientWeights(jnp.ones((p, c), dtype), _floor_log(jnp.asarray(log_prior, dtype)))
-    S = _centred_nb(L)
-
-    def fun(prm):  # `gradient_objective`, evaluated as `_log_loss_from_nb`
-        d = prm.weights - 1.0
-        return _log_loss_from_nb(prm, L, S, y, weight) + 0.5 * l2 * jnp.sum(d * d)
+    S = _centred_nb(L)  # once, not per evaluation
+    fun = lambda prm: gradient_objective(prm, L, y, weight, l2, S)
 
     grad_fn = jax.grad(fun)
     tree_get = optax.tree_utils.tree_get
@@ -366,10 +361,10 @@ def _fit_gradient_jit(
     info = GradientInfo(
         k,
         fun(params),
-        _log_loss_from_nb(params, L, S, y, weight),
+        _log_loss(params, L, y, weight, S),
         gnorm,
         gnorm <= tol,
-        _log_loss_from_nb(init, L, S, y, weight),
+        _log_loss(init, L, y, weight, S),
         (stall >= stall_steps) & (gnorm > tol),
     )
     return params, info

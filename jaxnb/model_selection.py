@@ -248,12 +248,9 @@ def _weighted_rows(sample_weight, n):
     """None (every row takes part in a split) or the (n,) bool mask of rows with weight > 0."""
     if sample_weight is None:
         return None
-    w = np.asarray(sample_weight)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight must have shape ({n},) like y; got {w.shape}")
-    if w.dtype.kind not in "biuf" or not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError("sample_weight must hold finite numbers >= 0")
-    keep = w > 0
+    from .data import check_sample_weight  # the estimators' own check
+
+    keep = check_sample_weight(sample_weight, n, np.float64) > 0
     return None if keep.all() else keep
 
 

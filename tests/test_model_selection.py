@@ -135,7 +135,7 @@ def test_splits_leave_zero_weight_rows_out_of_the_draw():
     )
     with pytest.raises(ValueError, match=r"sample_weight must have shape \(50,\)"):
         ms.validation_split(y, 0.3, sample_weight=np.ones(49))
-    with pytest.raises(ValueError, match="sample_weight must hold finite numbers >= 0"):
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         ms.stratified_folds(y, 4, sample_weight=np.r_[-1.0, np.ones(49)])
 
 

@@ -398,3 +398,35 @@ def test_semi_naive_searches_with_a_class_without_training_rows():
     params = S.fit_gaussian_joint(xt, yt, 3)
     pred = np.argmax(np.asarray(S.seminaive_log_joint(params, g, xv3)), 1)
     assert res.error == pytest.approx(np.mean(pred != yv3), rel=1e-12)
+
+
+def _primitive_counts(jaxpr, names, counts=None):
+    """How often each primitive in ``names`` occurs in ``jaxpr`` and all its sub-jaxprs."""
+    counts = dict.fromkeys(names, 0) if counts is None else counts
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in counts:
+            counts[eqn.primitive.name] += 1
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns"):
+                    _primitive_counts(getattr(sub, "jaxpr", sub), names, counts)
+    return counts
+
+
+def test_semi_naive_step_scorers_keep_one_chain_of_lapack_calls():
+    """Two independent batched LAPACK calls in one program deadlocked XLA's CPU thread pool on
+    2 cores (each waited for pool threads that the other held; 4 of 5 backward fits at p = 120
+    hung). The removal scorer holds one Cholesky and one triangular solve; the join scorer one of
+    each for the current structure and one of each per target inside the loop."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 5))
+    y = rng.integers(0, 3, 40).astype(np.int32)
+    params = S.fit_gaussian_joint(x, y, 3)
+    data = (x, y, np.full(40, 1 / 40), np.eye(3)[y])
+    names = ("cholesky", "triangular_solve", "lu")
+    one = np.array([0, 0, 0, -1, 0], np.int32)
+    removal = jax.make_jaxpr(S._removal_scores)(params, one, *data).jaxpr
+    assert _primitive_counts(removal, names) == {"cholesky": 1, "triangular_solve": 1, "lu": 0}
+    groups = np.array([0, 0, -1, 1, -1], np.int32)
+    joins = jax.make_jaxpr(S._join_scores)(params, groups, np.array([-2, 0, 1]), *data).jaxpr
+    assert _primitive_counts(joins, names) == {"cholesky": 2, "triangular_solve": 2, "lu": 0}

@@ -236,6 +236,40 @@ def test_group_log_density_matches_per_group_gaussians():
     np.testing.assert_allclose(many[3], np.tile(params.log_prior, (30, 1)), rtol=1e-12)
 
 
+def test_one_group_semi_naive_is_scikit_learns_qda():
+    """All predictors in one group is quadratic discriminant analysis: with QDA's parameters
+    plugged in, the posteriors equal scikit-learn's; and the fitted means and covariances are
+    QDA's (its covariance is the MLE in current versions, the unbiased one, N_c / (N_c - 1)
+    times larger, in older ones), so the fitted model predicts as QDA does."""
+    qda_mod = pytest.importorskip("sklearn.discriminant_analysis")
+    x, y = _gaussian_data(3, p=4, c=3)
+    qda = qda_mod.QuadraticDiscriminantAnalysis(store_covariance=True).fit(x, y)
+    plugged = S.GaussianJointParams(
+        log_prior=jnp.log(qda.priors_),
+        mean=jnp.asarray(qda.means_),
+        cov=jnp.asarray(np.stack(qda.covariance_)),
+    )
+    one = np.zeros(4, np.int32)
+    joint = np.asarray(S.seminaive_log_joint(plugged, one, x))
+    post = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
+    np.testing.assert_allclose(post, qda.predict_log_proba(x), rtol=1e-8, atol=1e-8)
+
+    params = S.fit_gaussian_joint(x, y, 3, ridge=0.0)
+    np.testing.assert_allclose(params.mean, qda.means_, rtol=1e-12, atol=1e-13)
+    nc = np.bincount(y, minlength=3)
+    ratio = np.stack(qda.covariance_) / np.asarray(params.cov)  # (c, p, p): one factor per class
+    factor = ratio[:, 0, 0]
+    assert np.allclose(factor, 1.0, rtol=1e-12) or np.allclose(factor, nc / (nc - 1), rtol=1e-12)
+    # the diagonal also holds the floor f_j = 16 eps x pooled variance (relative ~4e-15)
+    np.testing.assert_allclose(
+        ratio, np.broadcast_to(factor[:, None, None], ratio.shape), rtol=1e-11
+    )
+    if np.allclose(factor, 1.0):
+        own = np.asarray(S.seminaive_log_joint(params, one, x))
+        own = own - np.logaddexp.reduce(own, axis=1, keepdims=True)
+        np.testing.assert_allclose(own, qda.predict_log_proba(x), rtol=1e-8, atol=1e-8)
+
+
 def _correlated_pair_data(seed, n):
     """X0 shifts with the class, X1 has no shift but correlates 0.9 with X0 within each class,
     X2 is a weak independent predictor, X3 is noise. Joining {X0, X1} removes X0's noise."""

@@ -943,7 +943,8 @@ def forward_sequential_selection_joining(
 
     Pazzani (1996); Gaussian version in Pérez, Larrañaga & Inza (2006) and the slides. Start with no
     predictor (every row gets the majority class). At each step every candidate is scored on the
-    validation set (all candidates in one batched call):
+    validation set (all of a step's candidates in one compiled call, incrementally: a join changes
+    one group's density by a conditional Gaussian, `_join_scores`):
       - add an unused predictor as a new conditionally independent singleton group;
       - join an unused predictor to an existing group (the group becomes a larger joint Gaussian).
     The candidate with the lowest validation error wins (ties: lower validation log loss, then the
@@ -1011,9 +1012,10 @@ def backward_condensed_search(
 
     All predictors start in one joint Gaussian (a single group: class-conditional full covariance,
     i.e. QDA). At each step every removal of one remaining predictor is scored on the validation set
-    (batched); the best removal (lowest error, ties by log loss) is applied if it lowers (beyond
-    rounding, as in the forward search)
-    the error, otherwise the search stops. The model stays one joint group throughout ("condensed").
+    (in one compiled call, from one factorization per class: `_removal_scores`); the best removal
+    (lowest error, ties by log loss) is applied if it lowers (beyond rounding, as in the forward
+    search) the error, otherwise the search stops. The model stays one joint group throughout
+    ("condensed").
 
     Args and returns as in `forward_sequential_selection_joining`.
     """

@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -464,3 +465,7 @@ def test_semi_naive_step_scorers_keep_one_chain_of_lapack_calls():
     groups = np.array([0, 0, -1, 1, -1], np.int32)
     joins = jax.make_jaxpr(S._join_scores)(params, groups, np.array([-2, 0, 1]), *data).jaxpr
     assert _primitive_counts(joins, names) == {"cholesky": 2, "triangular_solve": 2, "lu": 0}
+    batched = jax.make_jaxpr(partial(S._join_scores, batch_size=2))(
+        params, groups, np.array([-2, 0, 1, -2]), *data
+    ).jaxpr
+    assert _primitive_counts(batched, names) == {"cholesky": 2, "triangular_solve": 2, "lu": 0}

@@ -799,6 +799,7 @@ def _join_scores(params, groups, targets, x, y, w, onehot, batch_size=1):
     joined structure from scratch costs O(t p c (p^3 + n p^2)). Entries of predictors already in
     a group are meaningless. Targets go ``batch_size`` at a time (`lax.map` of a vmap), so memory
     stays O(batch_size n c p)."""
+    # the loop below reads `base`, so its Cholesky runs after this one, never beside it
     base = seminaive_log_joint(params, groups, x)  # (n, c)
     dev = x[:, None, :] - params.mean[None]  # (n, c, p)
 

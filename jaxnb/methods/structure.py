@@ -687,6 +687,13 @@ def _block_cov(cov, same, keep):
     return jnp.where(same, cov, 0.0) + jnp.where(keep, 0.0, 1.0)[:, None] * eye
 
 
+def _log_density_from_factor(chol, z, n_inc):
+    """log N of the rows whose whitened residuals are the columns of ``z = L^{-1} d`` (p, n),
+    with L L^T the `_block_cov` matrix of ``n_inc`` kept dimensions (the others add 0), (n,)."""
+    log_det = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol)))
+    return -0.5 * (jnp.sum(z * z, axis=0) + log_det + n_inc * _LOG_2PI)
+
+
 @jit_entry()
 def group_log_density(params: GaussianJointParams, groups, values) -> jax.Array:
     r"""Σ_g log N(x_g; μ_{c,g}, Σ_{c,gg}) over the joined groups of a structure, shape (n, c).
@@ -712,8 +719,7 @@ def group_log_density(params: GaussianJointParams, groups, values) -> jax.Array:
         chol = jnp.linalg.cholesky(_block_cov(cov, same, inc))
         d = jnp.where(inc[None, :], x - mean[None, :], 0.0)  # (n, p)
         z = jax.scipy.linalg.solve_triangular(chol, d.T, lower=True)  # (p, n)
-        log_det = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol)))
-        return -0.5 * (jnp.sum(z * z, axis=0) + log_det + n_inc * _LOG_2PI)
+        return _log_density_from_factor(chol, z, n_inc)
 
     return jax.vmap(one_class, out_axes=1)(params.mean, params.cov)
 
@@ -847,8 +853,7 @@ def _removal_scores(params, groups, x, y, w, onehot):
         # L^{-1} and z = L^{-1} d in one solve (see `_join_scores`)
         sol = jax.scipy.linalg.solve_triangular(chol, jnp.concatenate([eye, d.T], 1), lower=True)
         linv, z = sol[:, :p], sol[:, p:]
-        log_det = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol)))
-        whole = -0.5 * (jnp.sum(z * z, axis=0) + log_det + n_inc * _LOG_2PI)  # (n,)
+        whole = _log_density_from_factor(chol, z, n_inc)  # (n,)
         u = z.T @ linv  # Λ d, (n, p)
         lam = jnp.sum(linv * linv, axis=0)  # diag Λ = diag L^{-T} L^{-1}
         cond = -0.5 * (_LOG_2PI - jnp.log(lam)[None] + u * u / lam[None])  # log N(x_i | rest)

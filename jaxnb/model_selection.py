@@ -19,6 +19,7 @@ import numpy as np
 
 from ._checks import check_scored_rows, concrete, jit_entry
 from ._dtypes import float_dtype
+from .data import check_sample_weight
 from .likelihood import weighted_sum
 from .suffstats import SuffStats, accumulate, subtract
 
@@ -248,9 +249,7 @@ def _weighted_rows(sample_weight, n):
     """None (every row takes part in a split) or the (n,) bool mask of rows with weight > 0."""
     if sample_weight is None:
         return None
-    from .data import check_sample_weight  # the estimators' own check
-
-    keep = check_sample_weight(sample_weight, n, np.float64) > 0
+    keep = check_sample_weight(sample_weight, n, np.float64) > 0  # the estimators' own check
     return None if keep.all() else keep
 
 

@@ -450,9 +450,10 @@ def _primitive_counts(jaxpr, names, counts=None):
 
 def test_semi_naive_step_scorers_keep_one_chain_of_lapack_calls():
     """Two independent batched LAPACK calls in one program deadlocked XLA's CPU thread pool on
-    2 cores (each waited for pool threads that the other held; 4 of 5 backward fits at p = 120
-    hung). The removal scorer holds one Cholesky and one triangular solve; the join scorer one of
-    each for the current structure and one of each per target inside the loop."""
+    2 cores (each waited for pool threads that the other held; 8 of 10 processes running
+    backward fits at p = 120 hung). The removal scorer holds one Cholesky and one triangular
+    solve; the join scorer one of each for the current structure and one of each per target
+    inside the loop."""
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 5))
     y = rng.integers(0, 3, 40).astype(np.int32)

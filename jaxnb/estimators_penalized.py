@@ -27,6 +27,7 @@ from ._checks import check_bool as _check_bool
 from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
+from ._matmul import einsum
 from .estimators import _PAD_MAX_ROWS, BaseNB, _as_mesh
 from .methods import group_lasso as gl
 from .methods import l1nb
@@ -500,7 +501,7 @@ def _l1nb_b(omega, codes, values, y):
 @jax.jit
 def _l1nb_scores(omega, beta, codes, values):
     P = _l1nb_posteriors(omega, codes, values)
-    scores = jnp.einsum("npc,p->nc", P, beta)  # Eq. (14)
+    scores = einsum("npc,p->nc", P, beta)  # Eq. (14)
     empty = jnp.sum(beta) <= 0
     return jnp.where(empty, omega.log_prior[None, :], jnp.log(scores))
 

@@ -36,6 +36,7 @@ from ._checks import check_fraction as _check_fraction
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._dtypes import float_dtype
+from ._matmul import einsum, matmul
 from .estimators import _PAD_MAX_ROWS, BaseNB, _pad_rows
 from .methods import filters as flt
 from .methods import kernel as kde
@@ -961,11 +962,9 @@ def _cv_errors(train, codes, values, y, fold_w, alpha, var_smoothing, masks):
     def per_fold(stats_k, wk):
         params = fit_mle(stats_k, alpha, var_smoothing)
         L = lk.log_contributions(params, codes, values)  # (n, p, c)
-        scores = params.log_prior[None, None, :] + jnp.einsum(
-            "npc,sp->snc", L, masks.astype(L.dtype)
-        )
+        scores = params.log_prior[None, None, :] + einsum("npc,sp->snc", L, masks.astype(L.dtype))
         wrong = (jnp.argmax(scores, axis=-1) != y[None, :]).astype(L.dtype)
-        return wrong @ wk  # (s,)
+        return matmul(wrong, wk)  # (s,)
 
     return jnp.sum(jax.vmap(per_fold)(train, fold_w), axis=0) / jnp.sum(fold_w)
 

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._matmul import einsum, matmul
 from .params import NBParams
 from .suffstats import _onehot_block, _onehot_layout, state_offsets, state_segments
 
@@ -83,7 +84,7 @@ def combine(L, weights=None, bias=None):
       bias: optional (c,) bias (the log prior for NB-type rules).
     """
     W = _weights_pc(weights, L.shape[1], L.shape[2], L.dtype)
-    s = jnp.einsum("npc,pc->nc", L, W)
+    s = einsum("npc,pc->nc", L, W)
     return s if bias is None else s + jnp.broadcast_to(bias, s.shape)
 
 
@@ -157,14 +158,14 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
     def block(cb, vb):
         out = jnp.broadcast_to(b0, (cb.shape[0], c))
         if q:
-            h = _onehot_block(cb, n_states, rhs.dtype) @ rhs
+            h = matmul(_onehot_block(cb, n_states, rhs.dtype), rhs)
             out = out + h[:, :c] + _nonfinite_terms(h[:, c:], q, c, packed)
         if r:
             obs = jnp.isfinite(vb)
             x = jnp.where(obs, vb - shift[None, :], 0.0)
 
             def expanded():
-                return (x * x) @ a + x @ b + obs.astype(x.dtype) @ k
+                return matmul(x * x, a) + matmul(x, b) + matmul(obs.astype(x.dtype), k)
 
             def direct():  # (rows, r, c) terms, each centred on its own class mean
                 lp = _gaussian_contributions(params, vb)

@@ -59,6 +59,7 @@ import numpy as np
 from jax import lax
 
 from ._dtypes import float_dtype
+from ._matmul import einsum
 from .data import _frame_names, _is_pandas_df, _user_stacklevel, check_feature_names
 from .estimators import NaiveBayes, undefined_score_rows, undefined_scores_error
 from .suffstats import (
@@ -793,9 +794,9 @@ def _refine_chunk(stats, x, y, w, n_valid, layout, n_classes, block_size):
             Yw = jax.nn.one_hot(jnp.where(ok, yi, 0), n_classes, dtype=dtype) * wt[:, None]
             obs = jnp.isfinite(v)
             d = jnp.where(obs[:, None, :], v[:, None, :] - centre[None], 0.0)  # (b, c, r)
-            s0 = jnp.einsum("bc,bcr->cr", Yw, obs[:, None, :].astype(dtype))
-            s1 = jnp.einsum("bc,bcr->cr", Yw, d)
-            s2 = jnp.einsum("bc,bcr->cr", Yw, d * d)
+            s0 = einsum("bc,bcr->cr", Yw, obs[:, None, :].astype(dtype))
+            s1 = einsum("bc,bcr->cr", Yw, d)
+            s2 = einsum("bc,bcr->cr", Yw, d * d)
             return s0, s1, s2
 
         fold = lambda a, b: jax.tree.map(jnp.add, a, b)

@@ -23,6 +23,7 @@ import numpy as np
 from jax import lax
 
 from ._dtypes import float_dtype
+from ._matmul import einsum, matmul
 
 __all__ = [
     "SuffStats",
@@ -143,8 +144,8 @@ def _rows_dot(Yw, z):
     """
     b = z.shape[0]
     if b % 8 or b < 64:
-        return Yw.T @ z
-    return jnp.einsum(
+        return matmul(Yw.T, z)
+    return einsum(
         "kbc,kbr->cr", Yw.reshape(8, b // 8, Yw.shape[1]), z.reshape(8, b // 8, z.shape[1])
     )
 
@@ -161,7 +162,7 @@ def _block_sums(codes, values, Yw, n_states, shift, masked=True):
     """
     dtype = Yw.dtype
     if n_states:
-        counts = Yw.T @ _onehot_block(codes, n_states, dtype)  # (c, width)
+        counts = matmul(Yw.T, _onehot_block(codes, n_states, dtype))  # (c, width)
     else:
         counts = jnp.zeros((Yw.shape[1], 0), dtype)
     if not masked:

@@ -37,6 +37,7 @@ from jax import lax
 
 from .._checks import jit_entry
 from .._dtypes import float_dtype
+from .._matmul import einsum, matmul
 
 __all__ = [
     "InformationMatrices",
@@ -233,7 +234,7 @@ def mutual_information_discrete(codes, y, n_states, n_classes: int, weight=None)
     w = _default_weight(weight, codes.shape[0], float_dtype())
     onehot = _onehot_codes(codes, n_states)
     class_w = jax.nn.one_hot(y, n_classes, dtype=onehot.dtype) * w[:, None]
-    joint = jnp.einsum("nia,nc->iac", onehot, class_w)  # (q, M, c)
+    joint = einsum("nia,nc->iac", onehot, class_w)  # (q, M, c)
     n_a = jnp.sum(joint, axis=2, keepdims=True)  # (q, M, 1)
     n_c = jnp.sum(joint, axis=1, keepdims=True)  # (q, 1, c)
     total = jnp.sum(n_a, axis=1, keepdims=True)  # (q, 1, 1)
@@ -254,7 +255,7 @@ def _pair_joint(codes, y, n_states, n_classes, weight) -> jax.Array:
     w = _default_weight(weight, codes.shape[0], onehot.dtype)
     class_w = jax.nn.one_hot(y, n_classes, dtype=onehot.dtype) * w[:, None]
     # one matrix product: (qM, n) x (n, qM) per class
-    return jnp.einsum("nia,nkb,nc->iakbc", onehot, onehot, class_w)
+    return einsum("nia,nkb,nc->iakbc", onehot, onehot, class_w)
 
 
 class InformationMatrices(NamedTuple):
@@ -362,7 +363,7 @@ def pairwise_mutual_information_discrete(codes, n_states, weight=None) -> jax.Ar
     n_states = as_state_tuple(n_states, codes.shape[1])
     onehot = _onehot_codes(codes, n_states)
     w = _default_weight(weight, codes.shape[0], onehot.dtype)
-    joint = jnp.einsum("nia,nkb->iakb", onehot * w[:, None, None], onehot)
+    joint = einsum("nia,nkb->iakb", onehot * w[:, None, None], onehot)
     total = jnp.sum(joint, axis=(1, 3), keepdims=True)
     p = joint / jnp.where(total > 0, total, 1.0)
     pa = jnp.sum(p, axis=3, keepdims=True)
@@ -414,11 +415,11 @@ def _class_moments(values, y, n_classes, weight):
     pivot = jnp.where(jnp.any(present, axis=0), values[first, jnp.arange(values.shape[1])], 0.0)
     x = jnp.where(present, values - pivot[None, :], 0.0)
     wy = jax.nn.one_hot(y, n_classes, dtype=dtype) * w[:, None]  # (n, c)
-    wc = wy.T @ present.astype(dtype)  # (c, r)
-    s1 = wy.T @ x
+    wc = matmul(wy.T, present.astype(dtype))  # (c, r)
+    s1 = matmul(wy.T, x)
     mean = s1 / jnp.where(wc > 0, wc, 1.0)
     dev = jnp.where(present[:, None, :], x[:, None, :] - mean[None, :, :], 0.0)  # (n, c, r)
-    m2 = jnp.einsum("nc,ncr->cr", wy, dev * dev)
+    m2 = einsum("nc,ncr->cr", wy, dev * dev)
     var = m2 / jnp.where(wc > 0, wc, 1.0)
     return wc, mean, var
 
@@ -547,7 +548,7 @@ def class_correlation_continuous(values, y, n_classes: int, weight=None) -> jax.
     w = _default_weight(weight, values.shape[0], dtype)
     ind = jax.nn.one_hot(jnp.asarray(y), n_classes, dtype=dtype)  # (n, c)
     corr = _weighted_corr(values.astype(dtype), ind, w)  # (r, c)
-    pc = (w @ ind) / jnp.sum(w)
+    pc = matmul(w, ind) / jnp.sum(w)
     return jnp.sum(jnp.abs(corr) * pc[None, :], axis=1)
 
 
@@ -565,11 +566,11 @@ def _weighted_corr(a, b, w):
     # ulp-sized residue divided by itself
     a, b = a - a[:1], b - b[:1]
     wn = w / jnp.sum(w)
-    da = a - (wn @ a)[None, :]
-    db = b - (wn @ b)[None, :]
-    cov = (da * wn[:, None]).T @ db
-    sa = jnp.sqrt(wn @ (da * da))
-    sb = jnp.sqrt(wn @ (db * db))
+    da = a - matmul(wn, a)[None, :]
+    db = b - matmul(wn, b)[None, :]
+    cov = matmul((da * wn[:, None]).T, db)
+    sa = jnp.sqrt(matmul(wn, da * da))
+    sb = jnp.sqrt(matmul(wn, db * db))
     den = sa[:, None] * sb[None, :]
     return jnp.where(den > 0, cov / jnp.where(den > 0, den, 1.0), 0.0)
 
@@ -696,9 +697,9 @@ def cfs_merit(subset_mask, class_correlation, feature_correlation) -> jax.Array:
     """
     m = jnp.asarray(subset_mask).astype(jnp.asarray(class_correlation).dtype)
     k = jnp.sum(m, axis=-1)
-    sum_cf = m @ class_correlation
+    sum_cf = matmul(m, class_correlation)
     off = feature_correlation * (1.0 - jnp.eye(feature_correlation.shape[0], dtype=m.dtype))
-    sum_ff = jnp.einsum("...i,ij,...j->...", m, off, m)  # = k(k-1) r̄_ff
+    sum_ff = einsum("...i,ij,...j->...", m, off, m)  # = k(k-1) r̄_ff
     den = jnp.sqrt(k + sum_ff)
     return jnp.where(k > 0, sum_cf / jnp.where(k > 0, den, 1.0), 0.0)
 
@@ -846,8 +847,8 @@ def _cfs_run(st: _CfsState, rcf, rff, max_stale, max_features):
 
         # children node + {j}: merits from the node's sums, O(p^2)
         nf = node.astype(dtype)
-        child_cf = nf @ rcf + rcf
-        child_ff = nf @ off @ nf + off @ nf + nf @ off
+        child_cf = matmul(nf, rcf) + rcf
+        child_ff = matmul(matmul(nf, off), nf) + matmul(off, nf) + matmul(nf, off)
         child_merit = child_cf / jnp.sqrt((s + 1).astype(dtype) + child_ff)
         # node + {j} is stored iff an earlier expanded subset equals it minus one feature, i.e. has
         # size s, shares s - 1 features with the node and adds j: O(expansions x p)

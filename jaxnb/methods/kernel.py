@@ -33,6 +33,7 @@ from jax.scipy.special import logsumexp
 
 from .._checks import check_array_range
 from .._dtypes import float_dtype
+from .._matmul import einsum, matmul
 from .filters import jit_entry
 from .structure import (
     _check_query_columns,
@@ -132,7 +133,7 @@ def class_scales(values, y, n_classes: int, weight=None):
     x, _ = _prepare(values, y, n_classes, weight)
     # deviations exactly 0 for a predictor constant within a class (no rounding-noise scale)
     _, wy, nc, _, dev = _class_deviations(x, y, n_classes, weight)
-    m2 = jnp.einsum("nc,ncr->cr", wy, dev * dev)
+    m2 = einsum("nc,ncr->cr", wy, dev * dev)
     return nc, _safe_sqrt(m2 / jnp.maximum(nc - 1.0, 1.0)[:, None])
 
 
@@ -438,7 +439,7 @@ def kde_conditional_mutual_information(
             def per_i(i):
                 log_joint = logsumexp(lw + lk + lk[:, :, i][:, :, None], axis=1)  # (b, r)
                 pmi = log_joint - log_marg - log_marg[:, i][:, None]  # + log N_c, added below
-                return wa @ jnp.where(wa[:, None] > 0, pmi, 0.0)
+                return matmul(wa, jnp.where(wa[:, None] > 0, pmi, 0.0))
 
             return jax.lax.map(per_i, jnp.arange(r))
 
@@ -447,6 +448,6 @@ def kde_conditional_mutual_information(
         return jnp.where(n_c > 0, mi, 0.0)
 
     per = jax.lax.map(per_class, (bw2, log_w.T, wy.T, nc))  # (c, r, r)
-    cmi = jnp.einsum("c,cik->ik", pc, per)
+    cmi = einsum("c,cik->ik", pc, per)
     cmi = 0.5 * (cmi + cmi.T)
     return cmi * (1.0 - jnp.eye(r, dtype=cmi.dtype))

@@ -77,6 +77,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._matmul import einsum, matmul
+
 __all__ = [
     "EVENT_PAD",
     "EVENT_DROP",
@@ -288,7 +290,7 @@ def _gram(B, weight):
     if weight is None:
         weight = jnp.ones(B.shape[0], B.dtype)
     Bw = B * weight[:, None]
-    return Bw.T @ B, Bw.T @ jnp.ones_like(weight)
+    return matmul(Bw.T, B), matmul(Bw.T, jnp.ones_like(weight))
 
 
 def _lars_core(G, b1, max_steps: int, variant: str) -> LarsPath:
@@ -336,8 +338,8 @@ def _lars_core(G, b1, max_steps: int, variant: str) -> LarsPath:
         # Masked system: G_AA on the active block, identity elsewhere, rhs 1 on 𝒜 → w = 0 off 𝒜.
         G_m = jnp.where(both, G, 0.0) + jnp.diag(jnp.where(active, 0.0, 1.0).astype(dtype))
         w = jnp.linalg.solve(G_m, active.astype(dtype))
-        a = G @ w
-        c = b1 - G @ beta
+        a = matmul(G, w)
+        c = b1 - matmul(G, beta)
         not_last = arange != last
 
         gamma_drop = jnp.where(active & (w < 0), -beta / jnp.where(w < 0, w, -1.0), inf)
@@ -501,7 +503,7 @@ def coef_at(path: LarsPath, s: jax.Array | float) -> jax.Array:
 
 @jax.jit
 def _predict_scores(P, beta):
-    return jnp.einsum("rij,i->rj", P, beta)
+    return einsum("rij,i->rj", P, beta)
 
 
 def predict_scores(P: jax.Array, beta: jax.Array) -> jax.Array:
@@ -535,15 +537,15 @@ def _valid_rows(path):
 def _aic_core(beta_hist, s_hist, valid, B, weight, likelihood: str):
     if weight is None:
         weight = jnp.ones(B.shape[0], B.dtype)
-    fitted = B @ beta_hist.T  # (n, rows): Σ_i β_i B[r, i] at each breakpoint
+    fitted = matmul(B, beta_hist.T)  # (n, rows): Σ_i β_i B[r, i] at each breakpoint
     tiny = jnp.finfo(B.dtype).tiny
     if likelihood == "classifier":
         # Normalised Eq. (13): Σ_j Σ_i β_i P[r, i, j] = Σβ, so q_r is a class probability.
         q = fitted / jnp.where(s_hist > 0, s_hist, 1.0)[None, :]
-        loglik = weight @ jnp.log(jnp.maximum(q, tiny))
+        loglik = matmul(weight, jnp.log(jnp.maximum(q, tiny)))
     else:  # "gaussian": residual variance of the regression of 1 on B (σ² at its ML value)
         n_eff = jnp.sum(weight)
-        rss = weight @ (1.0 - fitted) ** 2
+        rss = matmul(weight, (1.0 - fitted) ** 2)
         loglik = -0.5 * n_eff * (jnp.log(2 * jnp.pi * jnp.maximum(rss, tiny) / n_eff) + 1.0)
     df = jnp.sum(beta_hist != 0, axis=1).astype(B.dtype)
     aic = 2.0 * df - 2.0 * loglik
@@ -618,9 +620,9 @@ def aic_select(
 
 @jax.jit
 def _accuracy_core(beta_hist, valid, P, y, weight):
-    scores = jnp.einsum("rij,ki->krj", P, beta_hist)  # (rows, n, c)
+    scores = einsum("rij,ki->krj", P, beta_hist)  # (rows, n, c)
     correct = (jnp.argmax(scores, axis=-1) == y[None, :]).astype(P.dtype)
-    acc = correct @ weight / jnp.maximum(jnp.sum(weight), jnp.finfo(P.dtype).tiny)
+    acc = matmul(correct, weight) / jnp.maximum(jnp.sum(weight), jnp.finfo(P.dtype).tiny)
     return jnp.where(valid, acc, -jnp.inf)
 
 

@@ -89,6 +89,7 @@ import numpy as np
 from jax import lax
 
 from .._checks import check_array_range, concrete, jit_entry
+from .._matmul import einsum
 from ..params import NBParams
 from .stagewise import _candidate_criterion, _contributions, _gather
 
@@ -170,7 +171,7 @@ def masked_scores(omega1: NBParams, mask, codes, values):
     ``log π_j + Σ_i mask_i L[r, i, j]`` with L = `mle_contributions` (floored at the log of the
     smallest normal number, as in the search)."""
     L = floor_log_contributions(mle_contributions(omega1, codes, values))
-    return omega1.log_prior[None, :] + jnp.einsum("npc,p->nc", L, mask.astype(L.dtype))
+    return omega1.log_prior[None, :] + einsum("npc,p->nc", L, mask.astype(L.dtype))
 
 
 def _round_off_guard(dtype, criterion):
@@ -322,7 +323,7 @@ def selective_path(
         """(K, c, n) scores of a subset summed from scratch. An accepted removal recomputes them:
         the running S - L_j kept rounding residue that decided exact class ties (equal priors
         at the empty subset) instead of the lowest-index rule, so the recorded errors were off."""
-        return bias[:, :, None] + jnp.einsum("kpcn,p->kcn", Lt, mask.astype(dtype))
+        return bias[:, :, None] + einsum("kpcn,p->kcn", Lt, mask.astype(dtype))
 
     S0 = scores_of(mask0)
     scorer = _Scorer(Lt, y, weight, criterion)

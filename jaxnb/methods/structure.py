@@ -39,6 +39,7 @@ import numpy as np
 
 from .._checks import check_array_range, concrete
 from .._dtypes import float_dtype
+from .._matmul import einsum, matmul
 from .filters import _variance_floor, as_state_tuple, jit_entry
 
 __all__ = [
@@ -290,7 +291,7 @@ def _class_deviations(values, y, n_classes, weight):
     first = jnp.argmax(wy > 0, axis=0)  # (c,) first row of positive weight (0 when none)
     ref = jnp.where((nc > 0)[:, None], x[first], 0.0)  # (c, p)
     d0 = jnp.where(member[:, :, None], x[:, None, :] - ref[None], 0.0)  # (n, c, p)
-    off = jnp.einsum("nc,ncp->cp", wy, d0) / safe[:, None]
+    off = einsum("nc,ncp->cp", wy, d0) / safe[:, None]
     dev = jnp.where(member[:, :, None], d0 - off[None], 0.0)
     return x, wy, nc, ref + off, dev
 
@@ -309,7 +310,7 @@ def class_covariances(values, y, n_classes: int, weight=None):
     """
     _, wy, nc, mean, dev = _class_deviations(values, y, n_classes, weight)
     safe = jnp.where(nc > 0, nc, 1.0)
-    cov = jnp.einsum("nc,nci,ncj->cij", wy, dev, dev) / safe[:, None, None]
+    cov = einsum("nc,nci,ncj->cij", wy, dev, dev) / safe[:, None, None]
     return nc, mean, cov
 
 
@@ -349,7 +350,7 @@ def conditional_mutual_information_gaussian(values, y, n_classes: int, weight=No
     rho = jnp.where(den > 0, cov / jnp.where(den > 0, den, 1.0), 0.0)
     one_minus = jnp.maximum(1.0 - rho * rho, jnp.finfo(rho.dtype).tiny)
     pc = nc / jnp.sum(nc)
-    cmi = -0.5 * jnp.einsum("c,cij->ij", pc, jnp.log(one_minus))
+    cmi = -0.5 * einsum("c,cij->ij", pc, jnp.log(one_minus))
     p = cmi.shape[0]
     return cmi * (1.0 - jnp.eye(p, dtype=cmi.dtype))
 
@@ -479,15 +480,15 @@ def fit_gaussian_tan(
     has = (parent >= 0)[None, :]
     par = jnp.clip(parent, 0)
     dev_par = dev[:, :, par]  # (n, c, p): each predictor's parent deviation
-    cov_ip = jnp.einsum("nc,ncp->cp", wy, dev * dev_par) / safe  # (c, p)
-    var_p = jnp.einsum("nc,ncp->cp", wy, dev_par * dev_par) / safe
+    cov_ip = einsum("nc,ncp->cp", wy, dev * dev_par) / safe  # (c, p)
+    var_p = einsum("nc,ncp->cp", wy, dev_par * dev_par) / safe
     ok = has & (var_p > 0)
     slope = jnp.where(ok, cov_ip / jnp.where(ok, var_p, 1.0), 0.0)
     intercept = mean - slope * mean[:, par]
     # the residual variance from the residuals themselves: Σ_ii − b Σ_ik cancels when the child
     # is nearly collinear with its parent (all digits in float32)
     resid = dev - slope[None] * dev_par
-    var = jnp.maximum(jnp.einsum("nc,ncp->cp", wy, resid * resid) / safe, var_floor[None, :])
+    var = jnp.maximum(einsum("nc,ncp->cp", wy, resid * resid) / safe, var_floor[None, :])
     # a predictor constant over the training rows: unit variance in every class (as NaiveBayes),
     # so its term is the same for every class whatever the query value
     var = jnp.where(_constant_columns(x, wy)[None, :], 1.0, var)
@@ -583,8 +584,8 @@ def fit_discrete_tan(
         onehot[:, jnp.clip(parent, 0), :],
         jax.nn.one_hot(0, m, dtype=dtype)[None, None, :],
     )
-    counts = jnp.einsum("nia,nib,nc->iabc", onehot, par_oh, wy)
-    marg = jnp.einsum("nia,nc->iac", onehot, wy)
+    counts = einsum("nia,nib,nc->iabc", onehot, par_oh, wy)
+    marg = einsum("nia,nc->iac", onehot, wy)
     n_valid = jnp.asarray(states, dtype)
     valid = jnp.arange(m)[None, :] < jnp.asarray(states)[:, None]  # (q, M)
     log_cpt = _lidstone(counts, valid[:, :, None, None], alpha, n_valid[:, None, None, None])
@@ -665,7 +666,7 @@ def fit_gaussian_joint(
     """
     x, wy, nc, mean, dev = _class_deviations(values, y, n_classes, weight)
     safe = jnp.where(nc > 0, nc, 1.0)
-    cov = jnp.einsum("nc,nci,ncj->cij", wy, dev, dev) / safe[:, None, None]
+    cov = einsum("nc,nci,ncj->cij", wy, dev, dev) / safe[:, None, None]
     p = mean.shape[1]
     eye = jnp.eye(p, dtype=cov.dtype)
     diag = jnp.diagonal(cov, axis1=1, axis2=2)
@@ -822,7 +823,7 @@ def _join_scores(params, groups, targets, x, y, w, onehot, batch_size=1):
             )
             sol = jax.scipy.linalg.solve_triangular(chol, rhs, lower=True)
             b, z = sol[:, : cov.shape[0]], sol[:, cov.shape[0] :]
-            resid = d - z.T @ b  # (n, p)
+            resid = d - matmul(z.T, b)  # (n, p)
             var = jnp.diagonal(cov) - jnp.sum(b * b, axis=0)  # (p,)
             return -0.5 * (_LOG_2PI + jnp.log(var)[None] + resid * resid / var[None])
 
@@ -854,7 +855,7 @@ def _removal_scores(params, groups, x, y, w, onehot):
         sol = jax.scipy.linalg.solve_triangular(chol, jnp.concatenate([eye, d.T], 1), lower=True)
         linv, z = sol[:, :p], sol[:, p:]
         whole = _log_density_from_factor(chol, z, n_inc)  # (n,)
-        u = z.T @ linv  # Λ d, (n, p)
+        u = matmul(z.T, linv)  # Λ d, (n, p)
         lam = jnp.sum(linv * linv, axis=0)  # diag Λ = diag L^{-T} L^{-1}
         cond = -0.5 * (_LOG_2PI - jnp.log(lam)[None] + u * u / lam[None])  # log N(x_i | rest)
         return whole[:, None] - cond

@@ -47,6 +47,7 @@ from jax import lax
 
 from .._checks import check_array_range, check_scored_rows, concrete, jit_entry
 from .._dtypes import float_dtype
+from .._matmul import einsum
 from ..likelihood import weighted_sum
 from ..suffstats import state_segments
 from . import filters
@@ -161,7 +162,7 @@ def ferreira_weights(
     M = max(all_states)
     Yw = jax.nn.one_hot(y, n_classes, dtype=dtype) * w[:, None]
     onehot = jax.nn.one_hot(all_codes, M, dtype=dtype)  # (n, p, M); −1 → zero row
-    padded = jnp.einsum("npm,nc->pmc", onehot, Yw).reshape(len(all_states) * M, n_classes)
+    padded = einsum("npm,nc->pmc", onehot, Yw).reshape(len(all_states) * M, n_classes)
     valid = [i * M + k for i, m in enumerate(all_states) for k in range(m)]
     counts = padded[jnp.asarray(valid)]
     return ferreira_weights_from_counts(counts, Yw.sum(0), all_states, state_weighting)
@@ -207,7 +208,7 @@ def _log_loss(params: GradientWeights, L, y, weight, S=None):
     with a few hundred predictors), whose float32 rounding (~1e-5 per row) drowned the
     objective's late decreases and stalled the line search."""
     S = _centred_nb(L) if S is None else S
-    H = jnp.einsum("npc,pc->nc", L, params.weights - 1.0) + S + params.bias[None, :]
+    H = einsum("npc,pc->nc", L, params.weights - 1.0) + S + params.bias[None, :]
     logp = jax.nn.log_softmax(H, axis=-1)
     true = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
     return -weighted_sum(true, weight) / jnp.sum(weight)

@@ -17,6 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from .._matmul import matmul
+
 __all__ = ["contrast_basis", "helmert_basis", "inv_sqrt_schedule"]
 
 
@@ -54,10 +56,10 @@ def contrast_basis(
     Qn = helmert_basis(n_classes)
 
     def rot(t):
-        return jax.tree.map(lambda a: a @ jnp.asarray(Qn.T, a.dtype), t)
+        return jax.tree.map(lambda a: matmul(a, jnp.asarray(Qn.T, a.dtype)), t)
 
     def unrot(t):
-        return jax.tree.map(lambda a: a @ jnp.asarray(Qn, a.dtype), t)
+        return jax.tree.map(lambda a: matmul(a, jnp.asarray(Qn, a.dtype)), t)
 
     def init(params):
         return inner.init(rot(params))

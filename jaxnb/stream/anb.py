@@ -57,6 +57,7 @@ from jax.scipy.special import gammaln
 
 from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
+from .._matmul import einsum
 from ..data import FeatureEncoder, _frame_names, check_feature_names, encode_labels
 from ..discretize import (
     apply_cuts,
@@ -380,7 +381,7 @@ def _log_joint(table, log_prior, weights, codes):
     p = table.shape[0]
     L = table[jnp.arange(p)[None, :], jnp.maximum(codes, 0)]  # (n, p, c)
     L = jnp.where((codes < 0)[:, :, None], 0.0, L)
-    return log_prior[None, :] + jnp.einsum("rik,i->rk", L, weights)
+    return log_prior[None, :] + einsum("rik,i->rk", L, weights)
 
 
 def _category_codes(col):

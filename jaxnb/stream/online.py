@@ -68,6 +68,7 @@ from jax import lax
 
 from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
+from .._matmul import einsum
 from ..data import _frame_names, check_feature_names, check_X_2d, encode_labels
 from ..estimators import BaseNB
 from ..optim.named import NamedOptimizer
@@ -246,7 +247,7 @@ def log_joint(
         state.summary, state.cuts, values, var_smoothing=var_smoothing, smoothing=smoothing
     )
     lp = log_prior(state.summary, prior_smoothing, _rows_of(state))
-    return (lp + state.bias)[None, :] + jnp.einsum("rik,ik->rk", L, state.weight)
+    return (lp + state.bias)[None, :] + einsum("rik,ik->rk", L, state.weight)
 
 
 def sgd_gradient(H, L, y, valid):
@@ -256,7 +257,7 @@ def sgd_gradient(H, L, y, valid):
     c = H.shape[-1]
     dH = (jax.nn.softmax(H, axis=-1) - jax.nn.one_hot(y, c, dtype=H.dtype)) * valid[:, None]
     n = jnp.maximum(valid.sum(), 1)
-    return jnp.einsum("rk,rik->ik", dH, L) / n, dH.sum(axis=0) / n
+    return einsum("rk,rik->ik", dH, L) / n, dH.sum(axis=0) / n
 
 
 def init_state(
@@ -373,7 +374,7 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
         def sgd(carry, mb):
             weight, bias, opt_state, n_steps = carry
             Lm, ym, vm = mb
-            H = (lp + bias)[None, :] + jnp.einsum("rik,ik->rk", Lm, weight)
+            H = (lp + bias)[None, :] + einsum("rik,ik->rk", Lm, weight)
             g = sgd_gradient(H, Lm, ym, vm)
             updates, new_opt = cfg.optimizer.update(g, opt_state, (weight, bias))
             new_w, new_b = optax.apply_updates((weight, bias), updates)
@@ -648,7 +649,7 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
             lps[before] if test else None,
         )
     elif test:
-        H0 = lps[before] + bias[None, :] + jnp.einsum("rki,ik->rk", L0, weight)
+        H0 = lps[before] + bias[None, :] + einsum("rki,ik->rk", L0, weight)
     out = (jnp.argmax(H0, axis=-1) == yb) if test else None
     return OnlineState(summary, state.cuts, weight, bias, opt_state, n_steps, nk[-1]), out
 

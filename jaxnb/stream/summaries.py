@@ -40,6 +40,7 @@ from jax import lax
 
 from .._checks import check_int, check_real
 from .._dtypes import float_dtype
+from .._matmul import matmul
 
 __all__ = [
     "CPiD",
@@ -248,7 +249,7 @@ def update_gaussian(state: GaussianSummary, values, y, weight) -> GaussianSummar
     present = ~jnp.isnan(values)
     w = jax.nn.one_hot(y, c, dtype=values.dtype) * weight[:, None]  # (n, c)
     wp = present.astype(values.dtype)
-    count = w.T @ wp  # (c, p)
+    count = matmul(w.T, wp)  # (c, p)
     safe = jnp.where(count > 0, count, 1)
     cols = jnp.arange(p)
     first = jnp.argmax(present, axis=0)  # (p,) first present row of each column
@@ -258,12 +259,12 @@ def update_gaussian(state: GaussianSummary, values, y, weight) -> GaussianSummar
     pivot = jnp.where(jnp.isnan(class_pivot), col_pivot[None, :], class_pivot)
     pivot = jnp.where(state.count > 0, state.mean, pivot)
     shifted = jnp.where(present, values - pivot[y], 0.0)  # gathered, no (n, c, p) tensor
-    rough = pivot + (w.T @ shifted) / safe
+    rough = pivot + matmul(w.T, shifted) / safe
     # second pass: deviations from each row's own class mean, with the rounding corrections
     dev = jnp.where(present, values - rough[y], 0.0)
-    s1 = w.T @ dev
+    s1 = matmul(w.T, dev)
     mean = rough + s1 / safe
-    m2 = jnp.maximum(w.T @ (dev * dev) - s1 * s1 / safe, 0.0)
+    m2 = jnp.maximum(matmul(w.T, dev * dev) - s1 * s1 / safe, 0.0)
     batch = GaussianSummary(count, jnp.where(count > 0, mean, 0.0), jnp.where(count > 0, m2, 0.0))
     return merge_gaussian(state, batch)
 

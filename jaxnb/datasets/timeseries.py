@@ -276,8 +276,10 @@ def _batch_statistics(length, half, dmax, flat_le, flat_lt, csum1, csum2, dtype)
 
     # Kolmogorov–Smirnov: sup |F_before - F_after| is attained at a sample point; with
     # before = le1 - le0 (#{u in [t-h, t): x_u <= x_s}) and after = le2 - le1 the difference is
-    # 2 le1 - le0 - le2. Counts stay integer (int16: |.| <= 2h) until the reductions are done.
-    d_count = jnp.max(jnp.abs(2 * le1 - le0 - le2), axis=0)
+    # 2 le1 - le0 - le2. Counts stay integer until the reduction is done, widened to int32 for it
+    # (the int16 max-reduction gave KS p-values of 0.97 for 0.31 on an H200 with JAX 0.11; the
+    # Mann-Whitney sums, reduced in int32, were right)
+    d_count = jnp.max(jnp.abs((2 * le1 - le0 - le2).astype(jnp.int32)), axis=0)
     sqrt_e = math.sqrt(h / 2.0)
     ks_arg = (sqrt_e + 0.12 + 0.11 / sqrt_e) * (d_count.astype(dtype) / h)
 

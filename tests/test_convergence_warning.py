@@ -3,6 +3,7 @@ footnotes them; converged fits stay silent (the suite turns every warning into a
 
 import warnings
 
+import jax
 import numpy as np
 import pytest
 
@@ -44,6 +45,11 @@ def test_gradient_wnb_warns_at_its_step_cap_and_is_silent_once_converged(diabete
     assert float(m.info_.grad_norm) <= 1e-6
 
 
+@pytest.mark.skipif(
+    jax.default_backend() != "cpu",
+    reason="float32 rounding floor measured on XLA:CPU; on an H200 the line search kept "
+    "finding decreases and the fit ran to max_steps (gradient norm 1.4e-5), warning so",
+)
 def test_gradient_wnb_says_when_float32_lbfgs_stalled():
     """A weakly regularized float32 fit stops at the objective's rounding floor, long before its
     step budget, and the warning says why and what helps (not "raise max_steps")."""

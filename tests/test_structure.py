@@ -352,7 +352,8 @@ def test_semi_naive_incremental_step_scores_equal_scoring_each_structure(search)
     assert len(fast.history) == len(ref) >= 3
     for a, b in zip(fast.history, ref, strict=True):
         np.testing.assert_array_equal(a[0], b[0])
-        np.testing.assert_allclose(a[1:], b[1:], rtol=1e-10)
+        # 1e-9: a GPU's float64 Cholesky put one log loss 4e-10 from the reference (CPU: 1e-14)
+        np.testing.assert_allclose(a[1:], b[1:], rtol=1e-9)
 
 
 def test_semi_naive_incremental_scores_match_each_structure_everywhere():

@@ -271,6 +271,11 @@ def test_gradient_weights_reach_the_float64_optimum_in_float32():
     np.testing.assert_allclose(np.asarray(P32), np.asarray(posterior(ref, L)), atol=3e-4)
 
 
+@pytest.mark.skipif(
+    jax.default_backend() != "cpu",
+    reason="float32 rounding floor measured on XLA:CPU; on an H200 the line search kept "
+    "finding decreases and the fit ran to max_steps (gradient norm 1.4e-5), warning so",
+)
 def test_gradient_weights_stop_when_the_line_search_stalls():
     """Once weakly regularized float32 L-BFGS is at the objective's rounding floor, every step
     spent the line search's 20 evaluations without a lower value, up to max_steps (2000 rows x

@@ -176,7 +176,23 @@ def test_search_estimators_reject_a_zero_weight_class(name):
     getattr(jaxnb, name)().fit(X, y, sample_weight=w)
 
 
-def test_fit_stats_checks_concrete_inputs_only():
+@pytest.fixture(params=["host", "device"])
+def check_where(request, monkeypatch):
+    """Run fit_stats' input checks on the host (CPU and NumPy rows) or as on an accelerator
+    (`_device_input_summary`), whose rows must never be copied to the host for them."""
+    import jaxnb.methods.nb as nb
+
+    if request.param == "device":
+        monkeypatch.setattr(nb, "_off_host", lambda arrays: True)
+
+        def no_host_copy(*args):
+            raise AssertionError("rows on an accelerator were checked on the host")
+
+        monkeypatch.setattr(nb, "_input_summary", no_host_copy)
+    return request.param
+
+
+def test_fit_stats_checks_concrete_inputs_only(check_where):
     codes = jnp.asarray([[0, 1], [2, 0], [1, 1]], jnp.int32)
     values = jnp.zeros((3, 1))
     y = jnp.asarray([0, 1, 1], jnp.int32)
@@ -198,12 +214,41 @@ def test_fit_stats_checks_concrete_inputs_only():
     # negative codes are missing values, not errors; lists of n_states are accepted
     st = fit_stats(codes.at[0, 0].set(-1), values, y, n_states=[3, 2], n_classes=2)
     assert float(st.counts[:3].sum()) == 2.0
+    with pytest.raises(ValueError, match=r"got dtype float32, range \[0.0, 1.5\]"):
+        fit_stats(codes, values, jnp.asarray([0.0, 1.5, 1.0], jnp.float32), **kw)
+
     # traced inputs skip the checks (no host round-trip under jit / vmap) and agree with eager
     eager = fit_stats(codes, values, y, **kw)
     jitted = jax.jit(lambda c, v, t: fit_stats(c, v, t, **kw))(codes, values, y)
     np.testing.assert_array_equal(eager.counts, jitted.counts)
     batched = jax.vmap(lambda c: fit_stats(c, values, y, **kw))(jnp.stack([codes, codes]))
     np.testing.assert_array_equal(batched.counts[1], eager.counts)
+
+
+def test_fit_stats_check_summaries_agree_on_host_and_device():
+    """Both reductions give the same numbers, for the cases the messages read them in."""
+    import jaxnb.methods.nb as nb
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(-1, 4, (50, 3)).astype(np.int32)
+    values = rng.normal(size=(50, 2))
+    values[3, 1] = np.nan
+    cases = [
+        (codes, values, rng.integers(0, 3, 50).astype(np.int32), None),
+        (codes, np.where(values > 1.5, np.inf, values), rng.normal(size=50), -rng.random(50)),
+        (codes[:, :0], values[:, :0], np.arange(50, dtype=np.int32), np.ones(50)),
+        (codes[:0], values[:0], np.zeros(0, np.int32), None),
+    ]
+    for c, v, y, w in cases:
+        host = nb._input_summary(c, v, y, w)
+        args = [jnp.asarray(a) for a in (c, v, y)] + [None if w is None else jnp.asarray(w)]
+        device = jax.device_get(nb._device_input_summary(*args))
+        assert host.keys() == device.keys()
+        for k in host:
+            np.testing.assert_array_equal(np.asarray(device[k]), np.asarray(host[k]), err_msg=k)
+    # on CPU the rows are read in place: host checks, nothing compiled for them
+    assert not nb._off_host((jnp.asarray(codes), jnp.asarray(values)))
+    assert not nb._off_host((codes,))
 
 
 def test_smoothing_and_interpolation_ranges():

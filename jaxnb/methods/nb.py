@@ -49,8 +49,65 @@ def _static_n_states(n_states):
     return tuple(int(m) for m in n_states)
 
 
-def _check_stats_inputs(codes, values, y, weight, n_states, n_classes):
+def _shaped(a):
+    """``a`` itself when it has a shape and dtype (NumPy or JAX), else as a NumPy array."""
+    return a if hasattr(a, "shape") and hasattr(a, "dtype") else np.asarray(a)
+
+
+@jax.jit
+def _device_input_summary(codes, values, y, weight):
+    """The few numbers the input checks need, reduced where the rows are (one small transfer
+    back instead of copying every row to the host)."""
+    kind = np.dtype(y.dtype).kind
+    y_num = y if kind in "iuf" else jnp.zeros(y.shape, jnp.int32)
+    return {
+        "codes_max": (
+            jnp.max(codes, axis=0) if codes.size else jnp.zeros(codes.shape[1:], codes.dtype)
+        ),
+        "y_min": jnp.min(y_num) if y.size else jnp.zeros((), y_num.dtype),
+        "y_max": jnp.max(y_num) if y.size else jnp.zeros((), y_num.dtype),
+        "values_inf": jnp.any(jnp.isinf(values)) if values.size else jnp.zeros((), bool),
+        "weight_bad": (
+            jnp.any(~jnp.isfinite(weight) | (weight < 0))
+            if weight is not None and weight.size
+            else jnp.zeros((), bool)
+        ),
+    }
+
+
+def _input_summary(codes, values, y, weight):
+    """`_device_input_summary` on the host's copy (NumPy inputs), same keys."""
     codes, values, y = np.asarray(codes), np.asarray(values), np.asarray(y)
+    numeric = y.size and y.dtype.kind in "iuf"
+    w = None if weight is None else np.asarray(weight)
+    return {
+        "codes_max": codes.max(axis=0) if codes.size else np.zeros(codes.shape[1:], int),
+        "y_min": y.min() if numeric else 0,
+        "y_max": y.max() if numeric else 0,
+        "values_inf": bool(values.size and np.isinf(values).any()),
+        "weight_bad": bool(w is not None and w.size and (~np.isfinite(w) | (w < 0)).any()),
+    }
+
+
+def _off_host(arrays) -> bool:
+    """True when every array is a JAX array on an accelerator. A CPU array is read in place by
+    NumPy (no copy), so its checks stay on the host and compile nothing."""
+    return all(
+        isinstance(a, jax.Array) and all(d.platform != "cpu" for d in a.devices()) for a in arrays
+    )
+
+
+def _check_stats_inputs(codes, values, y, weight, n_states, n_classes):
+    """Shapes, code and label ranges, inf values and weights of the rows (eager, outside jit).
+
+    Rows already on an accelerator are reduced there (`_device_input_summary`) and only the
+    summary comes back; NumPy and CPU arrays are checked on the host, where they are. The same
+    checks, the same messages. (On an H200 the public `fit_stats` took 49 ms on 2,000,000
+    device-resident rows, the same statistics without the checks 4 ms: the host checks copied
+    every row back first.)
+    """
+    codes, values, y = _shaped(codes), _shaped(values), _shaped(y)
+    weight = None if weight is None else _shaped(weight)
     n = y.shape[0] if y.ndim == 1 else None
     if y.ndim != 1:
         raise ValueError(f"y must have shape (n,); got {y.shape}")
@@ -60,27 +117,34 @@ def _check_stats_inputs(codes, values, y, weight, n_states, n_classes):
         )
     if values.ndim != 2 or values.shape[0] != n:
         raise ValueError(f"values must have shape ({n}, r); got {values.shape}")
-    if codes.size and codes.dtype.kind not in "iu":
+    if codes.size and np.dtype(codes.dtype).kind not in "iu":
         raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
-    if codes.size and (codes >= np.asarray(n_states)[None, :]).any():
-        col = int(np.flatnonzero((codes >= np.asarray(n_states)[None, :]).any(0))[0])
+    if weight is not None and weight.shape != (n,):
+        raise ValueError(f"weight must have shape ({n},); got {weight.shape}")
+    rows = (codes, values, y) + (() if weight is None else (weight,))
+    summary = jax.device_get(
+        _device_input_summary(codes, values, y, weight)
+        if _off_host(rows)
+        else _input_summary(codes, values, y, weight)
+    )
+    over = np.asarray(summary["codes_max"]) >= np.asarray(n_states, dtype=np.int64)
+    if codes.size and over.any():
+        col = int(np.flatnonzero(over)[0])
         raise ValueError(
-            f"codes[:, {col}] holds {int(codes[:, col].max())} but n_states[{col}] = "
+            f"codes[:, {col}] holds {int(summary['codes_max'][col])} but n_states[{col}] = "
             f"{n_states[col]}; codes must lie in [0, n_states) (negative = missing)"
         )
-    if y.dtype.kind not in "iu" or (y.size and (y.min() < 0 or y.max() >= n_classes)):
+    kind = np.dtype(y.dtype).kind
+    y_min, y_max = summary["y_min"], summary["y_max"]
+    if kind not in "iu" or (y.size and (y_min < 0 or y_max >= n_classes)):
         raise ValueError(
             f"y must hold integer class codes in [0, n_classes={n_classes}); got dtype {y.dtype}"
-            + (f", range [{y.min()}, {y.max()}]" if y.size and y.dtype.kind in "iuf" else "")
+            + (f", range [{y_min}, {y_max}]" if y.size and kind in "iuf" else "")
         )
-    if values.size and np.isinf(values).any():
+    if summary["values_inf"]:
         raise ValueError("values contain inf; remove or clip them (NaN marks a missing value)")
-    if weight is not None:
-        w = np.asarray(weight)
-        if w.shape != (n,):
-            raise ValueError(f"weight must have shape ({n},); got {w.shape}")
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("weight must be finite and >= 0")
+    if summary["weight_bad"]:
+        raise ValueError("weight must be finite and >= 0")
 
 
 @partial(jax.jit, static_argnames=("n_states", "n_classes", "block_size"))

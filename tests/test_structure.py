@@ -452,22 +452,24 @@ def _primitive_counts(jaxpr, names, counts=None):
 def test_semi_naive_step_scorers_keep_one_chain_of_lapack_calls():
     """Two independent batched LAPACK calls in one program deadlocked XLA's CPU thread pool on
     2 cores (each waited for pool threads that the other held; 8 of 10 processes running
-    backward fits at p = 120 hung). The removal scorer holds one Cholesky and one triangular
-    solve; the join scorer one of each for the current structure and one of each per target
-    inside the loop."""
+    backward fits at p = 120 hung, and later a p = 40 FSSJ fit whose join program solved for the
+    current structure beside the targets). Each step scorer holds one Cholesky and one
+    triangular solve: the join scorer takes the current structure's scores as an input."""
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 5))
     y = rng.integers(0, 3, 40).astype(np.int32)
     params = S.fit_gaussian_joint(x, y, 3)
     data = (x, y, np.full(40, 1 / 40), np.eye(3)[y])
     names = ("cholesky", "triangular_solve", "lu")
+    one_chain = {"cholesky": 1, "triangular_solve": 1, "lu": 0}
     one = np.array([0, 0, 0, -1, 0], np.int32)
     removal = jax.make_jaxpr(S._removal_scores)(params, one, *data).jaxpr
-    assert _primitive_counts(removal, names) == {"cholesky": 1, "triangular_solve": 1, "lu": 0}
+    assert _primitive_counts(removal, names) == one_chain
     groups = np.array([0, 0, -1, 1, -1], np.int32)
-    joins = jax.make_jaxpr(S._join_scores)(params, groups, np.array([-2, 0, 1]), *data).jaxpr
-    assert _primitive_counts(joins, names) == {"cholesky": 2, "triangular_solve": 2, "lu": 0}
-    batched = jax.make_jaxpr(partial(S._join_scores, batch_size=2))(
-        params, groups, np.array([-2, 0, 1, -2]), *data
-    ).jaxpr
-    assert _primitive_counts(batched, names) == {"cholesky": 2, "triangular_solve": 2, "lu": 0}
+    base = S.seminaive_log_joint(params, groups, x)
+    members = np.array([[-1, -1], [0, 1], [3, -1]], np.int32)  # new, group 0, group 1
+    for batch, rows in ((1, members), (2, np.concatenate([members, [[-1, -1]]]))):
+        joins = jax.make_jaxpr(partial(S._join_scores, batch_size=batch))(
+            params, base, rows.astype(np.int32), *data
+        ).jaxpr
+        assert _primitive_counts(joins, names) == one_chain

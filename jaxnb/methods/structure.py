@@ -794,34 +794,47 @@ _SCORE_BYTES = 1 << 28  # memory budget of one vmapped batch of join targets (25
 
 
 @partial(jax.jit, static_argnames=("batch_size",))
-def _join_scores(params, groups, targets, x, y, w, onehot, batch_size=1):
-    r"""Scores of every one-predictor join from ``groups``, err and loss of shape (t, p).
+def _join_scores(params, base, members, x, y, w, onehot, batch_size=1):
+    r"""Scores of every one-predictor join from a structure, err and loss of shape (t, p).
 
-    Entry [k, i] scores the structure ``groups`` with predictor i moved into group
-    ``targets[k]`` (a target id no predictor has, e.g. -2, makes i a new singleton). Only that
-    group's density changes, by the conditional log N(x_i | x_g) of the joined Gaussian: with
-    L L^T = Σ_gg, b = L^{-1} Σ_gi, z = L^{-1} (x_g − μ_g) it has mean μ_i + b·z and variance
-    Σ_ii − |b|^2 (the last row of the joined block's Cholesky factor). One factorization per
-    target and class serves all p predictors, O(t c (p^3 + n p^2)) in all, where scoring each
-    joined structure from scratch costs O(t p c (p^3 + n p^2)). Entries of predictors already in
-    a group are meaningless. Targets go ``batch_size`` at a time (`lax.map` of a vmap), so memory
-    stays O(batch_size n c p)."""
-    # the loop below reads `base`, so its Cholesky runs after this one, never beside it
-    base = seminaive_log_joint(params, groups, x)  # (n, c)
+    ``base`` (n, c) is the structure's `seminaive_log_joint` on ``x``, computed by the caller in
+    its own program. Inside this one it would deadlock: a triangular solve for ``base`` and the
+    targets' solves do not depend on each other, so XLA:CPU may run them at once, and two batched
+    LAPACK calls in flight can each wait for thread-pool workers that the other holds (FSSJ fits
+    hung on 2 cores with two triangular solves in flight; with all targets in one batch
+    `lax.map` has no loop to put the target solves after ``base``). This program holds one
+    Cholesky and one solve.
+
+    Row k of ``members`` (t, m) lists the predictors of a target group, padded with -1 (a row of
+    -1 only is a new singleton). Entry [k, i] scores the structure with predictor i
+    moved into that group. Only that group's density changes, by the conditional log N(x_i | x_g)
+    of the joined Gaussian: with L L^T = Σ_gg, b = L^{-1} Σ_gi, z = L^{-1} (x_g − μ_g) it has mean
+    μ_i + b·z and variance Σ_ii − |b|^2 (the last row of the joined block's Cholesky factor). One
+    factorization of the m × m block per target and class serves all p predictors, O(t c (m^3 +
+    m^2 (p + n) + n p m)) in all, where scoring each joined structure from scratch costs
+    O(t p c (p^3 + n p^2)); m is the largest target group (padded to a power of two by the
+    caller), so the many small groups of a forward search cost little however large p is.
+    Entries of predictors already in a group are meaningless. Targets go ``batch_size`` at a time
+    (`lax.map` of a vmap), so memory stays O(batch_size n c p)."""
     dev = x[:, None, :] - params.mean[None]  # (n, c, p)
+    eye = jnp.eye(members.shape[1], dtype=params.cov.dtype)
 
-    def one_target(t):
-        m = groups == t
+    def one_target(row):
+        valid = row >= 0
+        ix = jnp.where(valid, row, 0)
 
         def one_class(cov, d):
-            chol = jnp.linalg.cholesky(_block_cov(cov, m[:, None] & m[None, :], m))
-            # b and z in one triangular solve: two independent batched LAPACK calls in one
-            # program can deadlock XLA's CPU thread pool (each call waits on pool threads that
-            # the other holds; seen on 2 cores)
+            # the target's block, gathered; padding dimensions get unit variance and zero
+            # residual and cross-covariance, so they add nothing to b or z
+            both = valid[:, None] & valid[None, :]
+            chol = jnp.linalg.cholesky(jnp.where(both, cov[ix][:, ix], eye))
+            # b and z in one triangular solve (two independent LAPACK calls in one program can
+            # deadlock XLA's CPU thread pool, see above)
             rhs = jnp.concatenate(
-                [jnp.where(m[:, None], cov, 0.0), jnp.where(m[None], d, 0.0).T], 1
+                [jnp.where(valid[:, None], cov[ix], 0.0), jnp.where(valid[None], d[:, ix], 0.0).T],
+                1,
             )
-            sol = jax.scipy.linalg.solve_triangular(chol, rhs, lower=True)
+            sol = jax.scipy.linalg.solve_triangular(chol, rhs, lower=True)  # (m, p + n)
             b, z = sol[:, : cov.shape[0]], sol[:, cov.shape[0] :]
             resid = d - matmul(z.T, b)  # (n, p)
             var = jnp.diagonal(cov) - jnp.sum(b * b, axis=0)  # (p,)
@@ -830,7 +843,7 @@ def _join_scores(params, groups, targets, x, y, w, onehot, batch_size=1):
         delta = jax.vmap(one_class, in_axes=(0, 1), out_axes=1)(params.cov, dev)  # (n, c, p)
         return _move_scores(jax.nn.log_softmax(base[:, :, None] + delta, axis=1), y, w, onehot)
 
-    return jax.lax.map(one_target, targets, batch_size=batch_size)
+    return jax.lax.map(one_target, members, batch_size=batch_size)
 
 
 @jax.jit
@@ -894,9 +907,17 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
         # batch (a power of two) divides it: lax.map adds no remainder program beside its loop,
         # whose Cholesky could run concurrently with the loop's (see _join_scores)
         bucket = max(4, 1 << max(0, (t - 1).bit_length()))
-        padded = np.concatenate([targets, np.full(bucket - t, -2)]).astype(np.int32)
-        g = jnp.asarray(groups, jnp.int32)
-        err, loss = _join_scores(params, g, jnp.asarray(padded), *data, min(cap, bucket))
+        # each target's members, padded to the largest target group's power of two, at least 8
+        # (groups of a forward search rarely outgrow it: one compilation per target bucket, as
+        # before the padding; 1, 2 and 4 wide too cost +1.5 s of compilation on a p = 40 fit)
+        sizes = [int(np.sum(groups == g)) for g in targets]
+        width = max(8, 1 << max(0, (max(sizes) - 1).bit_length()))
+        members = np.full((bucket, width), -1, np.int32)
+        for k, g in enumerate(targets):
+            members[k, : sizes[k]] = np.flatnonzero(groups == g)
+        # the structure's own scores first, in their own program (see _join_scores)
+        base = seminaive_log_joint(params, jnp.asarray(groups, jnp.int32), x)
+        err, loss = _join_scores(params, base, jnp.asarray(members), *data, min(cap, bucket))
         return np.asarray(err)[:t], np.asarray(loss)[:t]
 
     def removals(groups: np.ndarray):

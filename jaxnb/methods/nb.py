@@ -54,39 +54,26 @@ def _shaped(a):
     return a if hasattr(a, "shape") and hasattr(a, "dtype") else np.asarray(a)
 
 
-@jax.jit
-def _device_input_summary(codes, values, y, weight):
-    """The few numbers the input checks need, reduced where the rows are (one small transfer
-    back instead of copying every row to the host)."""
-    kind = np.dtype(y.dtype).kind
-    y_num = y if kind in "iuf" else jnp.zeros(y.shape, jnp.int32)
+def _input_summary(codes, values, y, weight, xp=np):
+    """The few numbers the input checks need: code maxima per column, the label range, whether
+    a value is inf and whether a weight is negative or not finite. ``xp`` is NumPy for rows on
+    the host and `jax.numpy` for `_device_input_summary` (rows on an accelerator, reduced there:
+    one small transfer back instead of copying every row to the host)."""
+    y_num = y if np.dtype(y.dtype).kind in "iuf" else xp.zeros(y.shape, np.int32)
     return {
-        "codes_max": (
-            jnp.max(codes, axis=0) if codes.size else jnp.zeros(codes.shape[1:], codes.dtype)
-        ),
-        "y_min": jnp.min(y_num) if y.size else jnp.zeros((), y_num.dtype),
-        "y_max": jnp.max(y_num) if y.size else jnp.zeros((), y_num.dtype),
-        "values_inf": jnp.any(jnp.isinf(values)) if values.size else jnp.zeros((), bool),
+        "codes_max": codes.max(axis=0) if codes.size else xp.zeros(codes.shape[1:], codes.dtype),
+        "y_min": y_num.min() if y.size else xp.zeros((), y_num.dtype),
+        "y_max": y_num.max() if y.size else xp.zeros((), y_num.dtype),
+        "values_inf": xp.isinf(values).any() if values.size else xp.zeros((), bool),
         "weight_bad": (
-            jnp.any(~jnp.isfinite(weight) | (weight < 0))
+            (~xp.isfinite(weight) | (weight < 0)).any()
             if weight is not None and weight.size
-            else jnp.zeros((), bool)
+            else xp.zeros((), bool)
         ),
     }
 
 
-def _input_summary(codes, values, y, weight):
-    """`_device_input_summary` on the host's copy (NumPy inputs), same keys."""
-    codes, values, y = np.asarray(codes), np.asarray(values), np.asarray(y)
-    numeric = y.size and y.dtype.kind in "iuf"
-    w = None if weight is None else np.asarray(weight)
-    return {
-        "codes_max": codes.max(axis=0) if codes.size else np.zeros(codes.shape[1:], int),
-        "y_min": y.min() if numeric else 0,
-        "y_max": y.max() if numeric else 0,
-        "values_inf": bool(values.size and np.isinf(values).any()),
-        "weight_bad": bool(w is not None and w.size and (~np.isfinite(w) | (w < 0)).any()),
-    }
+_device_input_summary = jax.jit(partial(_input_summary, xp=jnp))
 
 
 def _off_host(arrays) -> bool:
@@ -125,7 +112,9 @@ def _check_stats_inputs(codes, values, y, weight, n_states, n_classes):
     summary = jax.device_get(
         _device_input_summary(codes, values, y, weight)
         if _off_host(rows)
-        else _input_summary(codes, values, y, weight)
+        else _input_summary(
+            *(None if a is None else np.asarray(a) for a in (codes, values, y, weight))
+        )
     )
     over = np.asarray(summary["codes_max"]) >= np.asarray(n_states, dtype=np.int64)
     if codes.size and over.any():

@@ -910,11 +910,11 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
         # each target's members, padded to the largest target group's power of two, at least 8
         # (groups of a forward search rarely outgrow it: one compilation per target bucket, as
         # before the padding; 1, 2 and 4 wide too cost +1.5 s of compilation on a p = 40 fit)
-        sizes = [int(np.sum(groups == g)) for g in targets]
-        width = max(8, 1 << max(0, (max(sizes) - 1).bit_length()))
+        rows = [np.flatnonzero(groups == g) for g in targets]
+        width = max(8, 1 << max(0, (max(map(len, rows)) - 1).bit_length()))
         members = np.full((bucket, width), -1, np.int32)
-        for k, g in enumerate(targets):
-            members[k, : sizes[k]] = np.flatnonzero(groups == g)
+        for k, row in enumerate(rows):
+            members[k, : row.size] = row
         # the structure's own scores first, in their own program (see _join_scores)
         base = seminaive_log_joint(params, jnp.asarray(groups, jnp.int32), x)
         err, loss = _join_scores(params, base, jnp.asarray(members), *data, min(cap, bucket))

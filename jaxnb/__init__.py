@@ -5,7 +5,7 @@ Public API: estimators (scikit-learn style), the functional core (sufficient sta
 log-contributions, combination rules, losses), synthetic generators and loaders.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib.metadata as _metadata
 
 from . import likelihood as likelihood
 from . import params as params
@@ -62,8 +62,8 @@ from .suffstats import merge as merge
 from .suffstats import subtract as subtract
 
 try:
-    __version__ = version("jaxnb")
-except PackageNotFoundError:  # running from a source tree
+    __version__ = _metadata.version("jaxnb")
+except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+local"
 
 __all__ = [

@@ -139,3 +139,21 @@ def test_equal_frequency_edges_do_not_depend_on_the_weights_scale_in_float32():
     for c in codes:
         np.testing.assert_array_equal(np.bincount(c[:, 0], minlength=5), [18] * 5)
         np.testing.assert_array_equal(c, codes[0])
+
+
+def test_top_level_namespace_is_the_documented_api():
+    """Every public name of ``jaxnb`` is in ``__all__`` or one of its subpackages: helpers the
+    package imports for itself (``importlib.metadata.version`` was ``jaxnb.version``, the version
+    of any installed distribution, not jaxnb's) stay out of tab completion and ``dir``."""
+    import types
+
+    public = {n for n in dir(jaxnb) if not n.startswith("_")}
+    modules = {
+        n
+        for n in public
+        if isinstance(getattr(jaxnb, n), types.ModuleType)
+        and getattr(jaxnb, n).__name__.startswith("jaxnb.")
+    }
+    assert public - modules - set(jaxnb.__all__) == set()
+    assert all(hasattr(jaxnb, n) for n in jaxnb.__all__)
+    assert isinstance(jaxnb.__version__, str) and jaxnb.__version__

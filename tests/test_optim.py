@@ -37,6 +37,8 @@ def ref_simplex(v):
     lo, hi = v.min() - 1.0, v.max()
     for _ in range(200):
         mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:  # lo and hi adjacent doubles: bisection is done
+            break
         if np.maximum(v - mid, 0).sum() > 1:
             lo = mid
         else:
@@ -461,6 +463,8 @@ def _ref_prox_l2_simplex(z, c, thr, n_states):
             lo, hi = 1e-9, 1.0
             for _ in range(200):
                 mid = 0.5 * (lo + hi)
+                if not lo < mid < hi:  # adjacent doubles
+                    break
                 lo, hi = (mid, hi) if h(zi, ci, mid) > thr[i] else (lo, mid)
             out[off[i] : off[i + 1]] = proj(zi, ci, hi)
             kind = "interior" if out[off[i] : off[i + 1]].min() > 0 else "bound"

@@ -175,6 +175,7 @@ def test_online_state_without_row_counts_still_runs():
         jnp.asarray(X.reshape(16, 1, 2)),
         jnp.asarray(y.reshape(16, 1)),
         jnp.ones((16, 1), bool),
+        rate=m.learning_rate,
     )
     expect = np.asarray(class_counts(s.summary)) + np.bincount(y, minlength=2)
     np.testing.assert_allclose(np.asarray(out.class_rows), expect)

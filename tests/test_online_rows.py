@@ -28,7 +28,10 @@ def _generic(est, X, y, c):
         jnp.asarray(y[:, None], jnp.int32),
         jnp.ones((len(y), 1), bool),
     )
-    state, out = lax.scan(lambda s, b: online._block_step(cfg, s, b, test=True), state, blocks)
+    rate = jnp.asarray(est.learning_rate) if cfg.plain_sgd and cfg.learn else None
+    state, out = lax.scan(
+        lambda s, b: online._block_step(cfg, s, b, rate, test=True), state, blocks
+    )
     return state, np.asarray(out).reshape(-1)
 
 
@@ -59,7 +62,7 @@ def test_fast_sgd_equals_optax_sgd():
     X, y = _data(seed=1, missing=0.0)
     a = OnlineWeightedNB(learning_rate=0.05, warmup=2).fit(X, y)
     b = OnlineWeightedNB(optimizer=optax.sgd(0.05), warmup=2).fit(X, y)
-    assert a._cfg.sgd_rate == 0.05 and b._cfg.sgd_rate is None
+    assert a._cfg.plain_sgd and not b._cfg.plain_sgd
     np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-10)
     np.testing.assert_allclose(a.bias_, b.bias_, rtol=1e-10)
 
@@ -116,3 +119,52 @@ def test_float32_overflow_is_refused_before_the_state():
         with pytest.raises(ValueError, match="column 0 holds 1e\\+39, beyond the range of float32"):
             OnlineNB().fit(X, y)
     assert np.isfinite(np.asarray(OnlineNB().fit(X, y).state_.summary.mean)).all()  # float64
+
+
+@pytest.mark.parametrize("layout", [{}, {"batch_size": 4, "summary_chunk": 8}])
+def test_learning_rates_share_compilations_and_vmap(layout, compiles):
+    """The default SGD's rate is a traced argument of the compiled stream: a second estimator
+    with another rate compiles nothing (each new rate compiled ~6 programs, ~6 s, before), and
+    one `vmap` over rates of `run_stream` gives each rate's estimator."""
+    import jax
+
+    X, y = _data(seed=4, n=64, missing=0.0)
+    rates = [0.02, 0.1, 0.3]
+    OnlineWeightedNB(learning_rate=rates[0], warmup=2, **layout).fit(X, y).predict(X[:4])
+    before = compiles.n
+    fits = [OnlineWeightedNB(learning_rate=r, warmup=2, **layout).fit(X, y) for r in rates]
+    [m.predict(X[:4]) for m in fits]
+    assert compiles.n == before
+    assert np.abs(fits[0].weights_ - fits[2].weights_).max() > 1e-3  # the rates took effect
+    est = fits[0]
+    chunk = est._chunk()
+    blocks = (
+        jnp.asarray(X.reshape(-1, chunk, X.shape[1])),
+        jnp.asarray(y.reshape(-1, chunk), jnp.int32),
+        jnp.ones((len(y) // chunk, chunk), bool),
+    )
+    start = online.init_state(est._new_summary(3, X.shape[1]), est._cfg.optimizer)
+    swept = jax.vmap(lambda r: online.run_stream(est._cfg, start, *blocks, rate=r)[0])(
+        jnp.asarray(rates)
+    )
+    for k, m in enumerate(fits):
+        np.testing.assert_allclose(swept.weight[k], m.weights_, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(swept.bias[k], m.bias_, rtol=1e-10, atol=1e-12)
+
+
+def test_run_stream_checks_its_rate():
+    X, y = _data(n=16, missing=0.0)
+    est = OnlineWeightedNB(learning_rate=0.1).fit(X, y)
+    start = online.init_state(est._new_summary(3, X.shape[1]), est._cfg.optimizer)
+    blocks = (jnp.asarray(X[:, None]), jnp.asarray(y[:, None]), jnp.ones((16, 1), bool))
+    with pytest.raises(ValueError, match="needs rate="):
+        online.run_stream(est._cfg, start, *blocks)
+    with pytest.raises(ValueError, match="rate must be a scalar"):
+        online.run_stream(est._cfg, start, *blocks, rate=[0.1, 0.2])
+    with pytest.raises(ValueError, match="rate must be >= 0"):
+        online.run_stream(est._cfg, start, *blocks, rate=-0.1)
+    with pytest.raises(ValueError, match="rate must be a finite number"):
+        online.run_stream(est._cfg, start, *blocks, rate=np.nan)
+    # no learning (OnlineNB): no rate needed
+    nb = OnlineNB().fit(X, y)
+    online.run_stream(nb._cfg, start, *blocks)

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 import sys
-from functools import lru_cache, partial
+from functools import partial
 
 import equinox as eqx
 import jax
@@ -138,9 +138,11 @@ class OnlineConfig(eqx.Module):
     smoothing: float = eqx.field(static=True, default=1.0)
     prior_smoothing: float = eqx.field(static=True, default=1.0)
     warmup: int = eqx.field(static=True, default=10)
-    # plain SGD rate when `optimizer` is the default SGD at `sgd_rate` (stateless): the fused
-    # row-by-row path (same arithmetic, no optax tree per step); None: generic optax steps
-    sgd_rate: float | None = eqx.field(static=True, default=None)
+    # the default plain SGD (stateless): w <- w - rate * gradient with `run_stream`'s traced
+    # `rate`, so estimators that differ only in their learning rate share every compiled program;
+    # batch size 1 takes the fused row-by-row path (same arithmetic, no optax tree per step).
+    # False: `optimizer`'s own updates (its rates are part of it, and of the jit key)
+    plain_sgd: bool = eqx.field(static=True, default=False)
 
 
 def class_counts(summary) -> jax.Array:
@@ -318,7 +320,7 @@ def _update_summary(summary, xb, yb, valid):
     return update_cpid(summary, xb, yb)
 
 
-def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
+def _block_step(cfg: OnlineConfig, state: OnlineState, block, rate, *, test: bool):
     xb, yb, valid = block
     out = None
     L0 = None
@@ -364,6 +366,7 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
                 lpb,
                 go,
                 yb,
+                rate=rate,
                 pc=True,
             )
             state = OnlineState(
@@ -376,8 +379,11 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
             Lm, ym, vm = mb
             H = (lp + bias)[None, :] + einsum("rik,ik->rk", Lm, weight)
             g = sgd_gradient(H, Lm, ym, vm)
-            updates, new_opt = cfg.optimizer.update(g, opt_state, (weight, bias))
-            new_w, new_b = optax.apply_updates((weight, bias), updates)
+            if cfg.plain_sgd:  # optax.sgd(rate)'s update, the rate traced
+                new_w, new_b, new_opt = weight - rate * g[0], bias - rate * g[1], opt_state
+            else:
+                updates, new_opt = cfg.optimizer.update(g, opt_state, (weight, bias))
+                new_w, new_b = optax.apply_updates((weight, bias), updates)
             go = active & jnp.any(vm)
             pick = lambda a, b: jax.tree.map(lambda u, v: jnp.where(go, u, v), a, b)
             return (
@@ -437,16 +443,28 @@ def _softmax_small(H):
 
 
 def _sgd_rows(
-    cfg: OnlineConfig, weight, bias, opt_state, n_steps, L, lp, go, y, L0=None, lp0=None, pc=False
+    cfg: OnlineConfig,
+    weight,
+    bias,
+    opt_state,
+    n_steps,
+    L,
+    lp,
+    go,
+    y,
+    L0=None,
+    lp0=None,
+    rate=None,
+    pc=False,
 ):
     r"""Row-by-row SGD (batch 1), in order, over R rows.
 
     `L` `(R, c, p)` log-densities for the gradient (class-major: p is the fast axis), `lp`
     `(R, c)` log priors, `go` `(R,)` step mask, `y` `(R,)`. With `L0`, `lp0` (the state before
     each row) every row is also scored with the weights before its own step and H0 `(R, c)` is
-    returned (else None). `pc=True`: `L` is `(R, p, c)` (no test). Returns (weight, bias,
-    opt_state, n_steps, H0)."""
-    if pc and cfg.sgd_rate is None:
+    returned (else None). `pc=True`: `L` is `(R, p, c)` (no test). `rate`: the plain SGD step
+    (`cfg.plain_sgd`). Returns (weight, bias, opt_state, n_steps, H0)."""
+    if pc and not cfg.plain_sgd:
         L = jnp.swapaxes(L, 1, 2)
         L0 = None if L0 is None else jnp.swapaxes(L0, 1, 2)
         pc = False
@@ -463,13 +481,13 @@ def _sgd_rows(
             lt, v = row
             h = v[:c] + W[p] + (W[:p] * lt).sum(axis=0)
             dH = jnp.where(v[-1] > 0, _softmax_small(h) - v[c : 2 * c], 0.0)
-            return W - cfg.sgd_rate * (jnp.concatenate([lt, ones], axis=0) * dH[None, :]), None
+            return W - rate * (jnp.concatenate([lt, ones], axis=0) * dH[None, :]), None
 
         W, _ = lax.scan(
             step_pc, jnp.concatenate([weight, bias[None, :]], axis=0), (L, V), unroll=_UNROLL
         )
         return W[:p], W[p], opt_state, n_steps + go.sum().astype(n_steps.dtype), None
-    if cfg.sgd_rate is None:  # any optax optimizer: its update per row
+    if not cfg.plain_sgd:  # any optax optimizer: its update per row
 
         def step(carry, row):
             w, b, opt, ns = carry
@@ -496,7 +514,6 @@ def _sgd_rows(
         )
         return weight, bias, opt_state, n_steps, H0
 
-    rate = cfg.sgd_rate
     # per-row scalars in one array: [lp0 (test only), lp, T, go]; L0 and L are fed as they are (a
     # concatenation with a column of ones for the bias would cost XLA's CPU vectorization)
     V = jnp.concatenate(([lp0] if test else []) + [lp, T, go.astype(dtype)[:, None]], axis=1)
@@ -605,7 +622,7 @@ def _gaussian_params(count, mean, m2, var_smoothing):
     return mu, var, jnp.log(var), tot > 0
 
 
-def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
+def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, rate, *, test: bool):
     """`_block_step` for R consecutive one-row blocks on Gaussian summaries (batch size 1)."""
     xb, yb, valid = block  # (R, p), (R,), (R,)
     R = xb.shape[0]
@@ -647,6 +664,7 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, *, test: bool):
             yb,
             L0 if test else None,
             lps[before] if test else None,
+            rate=rate,
         )
     elif test:
         H0 = lps[before] + bias[None, :] + einsum("rki,ik->rk", L0, weight)
@@ -659,13 +677,29 @@ def _row_block(n_blocks: int) -> int:
     return min(n_blocks & -n_blocks, _ROW_BLOCK)
 
 
-@partial(jax.jit, static_argnames=("cfg", "test"))
-def run_stream(cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool = False):
+def run_stream(
+    cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool = False, rate=None
+):
     r"""One pass over blocks: `X` `(n_blocks, B, p)`, `y`, `valid` `(n_blocks, B)`.
 
     A jit-compiled `lax.scan` of `_block_step` (module docstring). With `test=True` every row is
     first predicted with the state at its block start (prequential, test-then-train) and the
-    per-row correctness `(n_blocks, B)` is returned (padded rows: False)."""
+    per-row correctness `(n_blocks, B)` is returned (padded rows: False). `rate`: the SGD step
+    of a `cfg.plain_sgd` config (required when it learns), a traced scalar: a sweep over learning
+    rates compiles once."""
+    if cfg.plain_sgd and cfg.learn:
+        if rate is None:
+            raise ValueError("run_stream: a plain-SGD config needs rate= (its learning rate)")
+        if np.ndim(rate) != 0:
+            raise ValueError(f"run_stream: rate must be a scalar; got shape {np.shape(rate)}")
+        if not isinstance(rate, jax.core.Tracer):  # under jit / vmap a traced rate is not checked
+            check_real("rate", float(np.asarray(rate)), 0.0)
+    rate = None if rate is None else jnp.asarray(rate, state.weight.dtype)
+    return _run_stream(cfg, state, X, y, valid, rate, test=test)
+
+
+@partial(jax.jit, static_argnames=("cfg", "test"))
+def _run_stream(cfg: OnlineConfig, state: OnlineState, X, y, valid, rate, *, test: bool):
     nb, chunk, p = X.shape
     if state.class_rows is None:  # a state built without row counts: the summary's counts
         state = OnlineState(
@@ -679,7 +713,7 @@ def run_stream(cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool
         )
     if isinstance(state.summary, GaussianSummary) and chunk == 1 and cfg.batch_size == 1:
         r = _row_block(nb)
-        step = lambda s, b: _gaussian_rows(cfg, s, b, test=test)
+        step = lambda s, b: _gaussian_rows(cfg, s, b, rate, test=test)
         state, out = lax.scan(
             step,
             state,
@@ -688,7 +722,7 @@ def run_stream(cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool
         if test:
             out = out.reshape(nb, 1)
     else:
-        step = lambda s, b: _block_step(cfg, s, b, test=test)
+        step = lambda s, b: _block_step(cfg, s, b, rate, test=test)
         state, out = lax.scan(step, state, (X, y, valid))
     if test:
         out = out & valid
@@ -752,12 +786,10 @@ def _numeric_X(X, why):
     return np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
 
 
-@lru_cache(maxsize=64)
-def _sgd(learning_rate: float) -> optax.GradientTransformation:
-    # one optimizer per rate: the config is a jit key, so estimators with the same rate share
-    # their compiled scans; by name, so a fitted estimator's config pickles (optax's own sgd is a
-    # closure) and compares equal to this one once loaded
-    return NamedOptimizer("sgd", learning_rate=learning_rate)
+# the default optimizer's state layout (plain SGD keeps none); its rate is not used: the plain
+# SGD step takes the estimator's learning rate as a traced argument (`OnlineConfig.plain_sgd`).
+# By name, so a fitted estimator's config pickles (optax's own sgd is a closure)
+_PLAIN_SGD = NamedOptimizer("sgd", learning_rate=1.0)
 
 
 class OnlineWeightedNB(BaseNB):
@@ -769,7 +801,10 @@ class OnlineWeightedNB(BaseNB):
     Args:
       summary: "gaussian" (Stream §3.3), "gkclass" (GK quantiles with class counts, §3.2) or
         "cpid" (§3.1).
-      learning_rate: SGD step eta (Stream §2.2: 1e-4); ignored if `optimizer` is given.
+      learning_rate: SGD step eta (Stream §2.2: 1e-4); ignored if `optimizer` is given. A traced
+        argument of the compiled stream: estimators that differ only in it share their compiled
+        programs (a learning-rate sweep compiles once; `run_stream(..., rate=)` vmaps over it).
+        An `optimizer`'s own rates are part of it and compile per optimizer.
       optimizer: any `optax.GradientTransformation` (e.g. `optax.adam(1e-3)`, a schedule);
         default plain SGD at `learning_rate`. optax's own transformations do not pickle (they are
         closures); `jaxnb.optim.NamedOptimizer("adam", learning_rate=1e-3)` is the same optimizer
@@ -870,8 +905,7 @@ class OnlineWeightedNB(BaseNB):
         return max(64 // b, 1) * b
 
     def _config(self):
-        opt = self.optimizer if self.optimizer is not None else _sgd(float(self.learning_rate))
-        rate = float(self.learning_rate) if self.optimizer is None else None
+        opt = self.optimizer if self.optimizer is not None else _PLAIN_SGD
         return OnlineConfig(
             opt,
             int(self.batch_size),
@@ -881,7 +915,7 @@ class OnlineWeightedNB(BaseNB):
             float(self.smoothing),
             float(self.prior_smoothing),
             int(self.warmup),
-            rate,
+            self.optimizer is None,
         )
 
     def _check_X(self, X):
@@ -1052,6 +1086,7 @@ class OnlineWeightedNB(BaseNB):
                 jnp.asarray(ys.reshape(size, chunk)),
                 jnp.asarray(valid.reshape(size, chunk)),
                 test=test,
+                rate=self.learning_rate if self._cfg.plain_sgd and self._cfg.learn else None,
             )
             if test:
                 outs.append(np.asarray(out).reshape(-1)[:m])

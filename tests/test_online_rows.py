@@ -165,6 +165,9 @@ def test_run_stream_checks_its_rate():
         online.run_stream(est._cfg, start, *blocks, rate=-0.1)
     with pytest.raises(ValueError, match="rate must be a finite number"):
         online.run_stream(est._cfg, start, *blocks, rate=np.nan)
+    adam = OnlineWeightedNB(optimizer=optax.adam(0.01)).fit(X, y)
+    with pytest.raises(ValueError, match="has its own rates"):
+        online.run_stream(adam._cfg, adam.state_, *blocks, rate=0.1)
     # no learning (OnlineNB): no rate needed
     nb = OnlineNB().fit(X, y)
     online.run_stream(nb._cfg, start, *blocks)

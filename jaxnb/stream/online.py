@@ -694,6 +694,11 @@ def run_stream(
             raise ValueError(f"run_stream: rate must be a scalar; got shape {np.shape(rate)}")
         if not isinstance(rate, jax.core.Tracer):  # under jit / vmap a traced rate is not checked
             check_real("rate", float(np.asarray(rate)), 0.0)
+    elif rate is not None and not cfg.plain_sgd:
+        raise ValueError(
+            "run_stream: rate= is the default plain SGD's step; this config's optimizer has its "
+            "own rates (pass rate=None)"
+        )
     rate = None if rate is None else jnp.asarray(rate, state.weight.dtype)
     return _run_stream(cfg, state, X, y, valid, rate, test=test)
 

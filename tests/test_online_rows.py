@@ -163,8 +163,9 @@ def test_run_stream_checks_its_rate():
         online.run_stream(est._cfg, start, *blocks, rate=[0.1, 0.2])
     with pytest.raises(ValueError, match="rate must be >= 0"):
         online.run_stream(est._cfg, start, *blocks, rate=-0.1)
-    with pytest.raises(ValueError, match="rate must be a finite number"):
-        online.run_stream(est._cfg, start, *blocks, rate=np.nan)
+    for bad in (np.nan, True, "0.1"):
+        with pytest.raises(ValueError, match="rate must be a finite number"):
+            online.run_stream(est._cfg, start, *blocks, rate=bad)
     adam = OnlineWeightedNB(optimizer=optax.adam(0.01)).fit(X, y)
     with pytest.raises(ValueError, match="has its own rates"):
         online.run_stream(adam._cfg, adam.state_, *blocks, rate=0.1)

@@ -693,7 +693,10 @@ def run_stream(
         if np.ndim(rate) != 0:
             raise ValueError(f"run_stream: rate must be a scalar; got shape {np.shape(rate)}")
         if not isinstance(rate, jax.core.Tracer):  # under jit / vmap a traced rate is not checked
-            check_real("rate", float(np.asarray(rate)), 0.0)
+            r = np.asarray(rate)
+            if r.dtype.kind not in "iuf":  # a bool or a string is not a step size
+                raise ValueError(f"run_stream: rate must be a finite number; got rate={rate!r}")
+            check_real("rate", float(r), 0.0)
     elif rate is not None and not cfg.plain_sgd:
         raise ValueError(
             "run_stream: rate= is the default plain SGD's step; this config's optimizer has its "

@@ -56,6 +56,9 @@ from .params import NBParams as NBParams
 from .params import fit_marginal as fit_marginal
 from .params import fit_mle as fit_mle
 from .params import interpolate as interpolate
+from .stream.anb import AveragedNB as AveragedNB
+from .stream.online import OnlineNB as OnlineNB
+from .stream.online import OnlineWeightedNB as OnlineWeightedNB
 from .suffstats import SuffStats as SuffStats
 from .suffstats import accumulate as accumulate
 from .suffstats import merge as merge
@@ -82,6 +85,9 @@ __all__ = [
     "ParzenNB",
     "FilterNB",
     "FilterWrapperNB",
+    "OnlineNB",
+    "OnlineWeightedNB",
+    "AveragedNB",
     "NBParams",
     "SuffStats",
     "accumulate",

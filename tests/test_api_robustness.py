@@ -157,3 +157,31 @@ def test_top_level_namespace_is_the_documented_api():
     assert public - modules - set(jaxnb.__all__) == set()
     assert all(hasattr(jaxnb, n) for n in jaxnb.__all__)
     assert isinstance(jaxnb.__version__, str) and jaxnb.__version__
+
+
+def test_every_estimator_class_is_importable_from_the_top_level():
+    """Every public estimator (a ``BaseNB`` subclass) defined anywhere in the package is
+    ``jaxnb.<Name>``: the online estimators and ``AveragedNB`` were reachable only through
+    ``jaxnb.stream.online`` / ``jaxnb.stream.anb``, which the README's estimator table did not
+    name."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    defined = {}
+    for info in pkgutil.walk_packages(jaxnb.__path__, "jaxnb."):
+        if info.name.endswith("__main__"):
+            continue
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, jaxnb.BaseNB)
+                and obj.__module__ == mod.__name__
+                and not name.startswith("_")
+            ):
+                defined[name] = obj
+    assert {"NaiveBayes", "OnlineWeightedNB", "OnlineNB", "AveragedNB"} <= set(defined)
+    for name, cls in defined.items():
+        assert getattr(jaxnb, name, None) is cls, name
+        assert name in jaxnb.__all__, name

@@ -8,8 +8,9 @@ For each seed the table prints, per rule, the steps taken, the relative gap of t
 the same solve with no stall rule run to `--max-steps`, and the wall time (compilation included:
 each rule is its own program).
 
-Data: n rows, p Gaussian predictors (a tenth shifted by 0.5 x the class code), c classes; float32
-log-contributions of the NB fit; ridge l2 = 1e-4 (WeightedNB's default).
+Data: the training rows of `bench_weighted.py` (n rows, p Gaussian predictors, a tenth shifted by
+0.5 x the class code, c classes); float32 log-contributions of the NB fit; ridge l2 = 1e-4
+(WeightedNB's default).
 
 The XLA CPU backend's optimization level changes float32 rounding and with it where runs of
 failed line searches occur: compare `XLA_FLAGS=--xla_backend_optimization_level=0` (the test
@@ -27,17 +28,14 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
+from bench_weighted import data  # the same data as bench_weighted.py (its training half)
 
 from jaxnb import fit_mle, fit_stats, log_contributions
 from jaxnb.methods import weighted as wt
 
 
 def log_densities(n, p, c, seed):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, c, n)
-    X = rng.normal(size=(n, p))
-    X[:, : p // 10] += 0.5 * y[:, None]
+    X, y, _, _ = data(n, p, c, seed)
     empty = jnp.zeros((n, 0), jnp.int32)
     stats = fit_stats(empty, jnp.asarray(X), jnp.asarray(y), None, n_states=(), n_classes=c)
     params = fit_mle(stats)

@@ -172,10 +172,20 @@ def check_feature_names(fitted, X, *, warn=None) -> None:
     )
 
 
+def _is_sparse(X) -> bool:
+    """A SciPy sparse matrix or array (NumPy would wrap it as a 0-d object array)."""
+    return type(X).__module__.startswith("scipy.sparse")
+
+
 def check_X_2d(X, name: str = "X"):
     """Return the columns of X as a list of 1-D NumPy arrays, checking shape and emptiness."""
     if X is None:
         raise ValueError(f"{name} is None; pass a 2-D array-like of shape (n_samples, n_features)")
+    if _is_sparse(X):
+        raise TypeError(
+            f"{name} is a sparse matrix ({type(X).__name__}); the estimators take dense arrays: "
+            f"pass {name}.toarray()"
+        )
     if _is_pandas_df(X):
         cols = [np.asarray(X.iloc[:, j]) for j in range(X.shape[1])]
         kinds = [_frame_kind(X.dtypes.iloc[j], cols[j]) for j in range(X.shape[1])]
@@ -734,6 +744,14 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
         )
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf; every sample needs a class label")
+    if arr.dtype.kind == "f" and arr.size and (arr != np.round(arr)).any():
+        # a continuous target would become one class per distinct value (scikit-learn refuses it)
+        bad = arr[arr != np.round(arr)][0]
+        raise ValueError(
+            f"{name} holds non-integer floats (e.g. {float(bad)!r}): a continuous target, not "
+            f"class labels; these are classifiers. If the values really are labels, pass them "
+            f"as strings or integers"
+        )
     if arr.dtype.kind == "O" and any(_is_missing_obj(v) for v in arr):
         raise ValueError(f"{name} contains None/NaN; every sample needs a class label")
     if arr.dtype.kind in "iu" and arr.size:

@@ -411,9 +411,27 @@ class BaseNB:
         _check_scores(out, values[:n])
         return out
 
-    def decision_function(self, X):
-        """Unnormalized per-class log scores (n, c)."""
+    def predict_joint_log_proba(self, X):
+        """Unnormalized per-class log scores (n, c), columns in the order of ``classes_``.
+
+        For `NaiveBayes` this is the joint log-likelihood log P(x, Y=c) (scikit-learn's naive
+        Bayes classes use the same name); for weighted, penalized and structured models it is the
+        model's own log score before normalization. ``predict_log_proba`` is its log-softmax.
+        """
         return self._bucketed_scores(X)
+
+    def decision_function(self, X):
+        """Scores in scikit-learn's classifier convention.
+
+        With two classes: the log posterior odds log P(classes_[1] | x) − log P(classes_[0] | x),
+        shape (n,), positive where ``classes_[1]`` is predicted, so that scorers and metrics
+        that take a decision function (``scoring="roc_auc"``, ``roc_curve``) rank by it. With more
+        classes: the per-class scores (n, c) of `predict_joint_log_proba`.
+        """
+        scores = self._bucketed_scores(X)
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
 
     def predict_log_proba(self, X):
         """Log posterior probabilities (n, c), columns in the order of ``classes_``."""
@@ -425,7 +443,7 @@ class BaseNB:
 
     def predict(self, X):
         """Most probable class (ties: the first in ``classes_``)."""
-        scores = self.decision_function(X)  # checks fitted before classes_ is read
+        scores = self._bucketed_scores(X)  # checks fitted before classes_ is read
         return self.classes_[np.argmax(scores, axis=1)]
 
     def score(self, X, y, sample_weight=None):

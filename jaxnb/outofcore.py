@@ -1405,7 +1405,13 @@ def fit_nb_out_of_core(
     return est
 
 
-_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
+_METHODS = (
+    "predict",
+    "predict_proba",
+    "predict_log_proba",
+    "predict_joint_log_proba",
+    "decision_function",
+)
 
 
 @partial(jax.jit, static_argnames="method")
@@ -1415,8 +1421,10 @@ def _finish_scores(s, *, method):
     undefined = undefined_score_rows(s, jnp)
     if method == "predict":
         return jnp.argmax(s, axis=-1).astype(jnp.int32), undefined
-    if method == "decision_function":
+    if method == "predict_joint_log_proba":
         return s, undefined
+    if method == "decision_function":  # scikit-learn's convention, as `BaseNB.decision_function`
+        return (s[:, 1] - s[:, 0] if s.shape[-1] == 2 else s), undefined
     lp = jax.nn.log_softmax(s, axis=-1)
     return (lp if method == "predict_log_proba" else jnp.exp(lp)), undefined
 
@@ -1438,8 +1446,9 @@ def predict_out_of_core(
       estimator: a fitted `jaxnb.BaseNB` (e.g. from `fit_nb_out_of_core`) whose discrete columns
         are integer-coded (``encoder_.categories_`` all None).
       source: table, as in `fit_stats_out_of_core` (arrays / memmaps / ``.npy`` paths / iterables).
-      method: ``"predict"`` (labels), ``"predict_proba"``, ``"predict_log_proba"`` or
-        ``"decision_function"`` ((n, c) arrays).
+      method: ``"predict"`` (labels), ``"predict_proba"``, ``"predict_log_proba"``,
+        ``"predict_joint_log_proba"`` ((n, c) arrays) or ``"decision_function"`` ((n,) log odds
+        with two classes, (n, c) otherwise; as the estimator's methods).
       chunk_rows: rows per chunk (default ~32 MiB of table).
       out: optional preallocated output (e.g. an ``np.memmap`` opened with ``mode="w+"``) of shape
         (n,) or (n, c); required for iterables of unknown length only if you want to avoid the
@@ -1476,8 +1485,9 @@ def predict_out_of_core(
         )
     gen = src.make_gen(_chunk_rows_for(src, chunk_rows), prefetch + 4)
     c = len(estimator.classes_)
+    one_column = method == "predict" or (method == "decision_function" and c == 2)
     if out is not None and n is not None:
-        want = (n,) if method == "predict" else (n, c)
+        want = (n,) if one_column else (n, c)
         if tuple(out.shape) != want:
             raise ValueError(f"out must have shape {want}; got {tuple(out.shape)}")
     pieces = []
@@ -1514,5 +1524,5 @@ def predict_out_of_core(
     if out is not None:
         return out
     if not pieces:
-        return np.zeros((0,) if method == "predict" else (0, c))
+        return np.zeros((0,) if one_column else (0, c))
     return np.concatenate(pieces)

@@ -185,3 +185,71 @@ def test_every_estimator_class_is_importable_from_the_top_level():
     for name, cls in defined.items():
         assert getattr(jaxnb, name, None) is cls, name
         assert name in jaxnb.__all__, name
+
+
+def test_binary_decision_function_is_the_log_odds_so_auc_scorers_rank_by_it():
+    """With two classes ``decision_function`` follows scikit-learn's classifier convention: one
+    column, log P(classes_[1] | x) - log P(classes_[0] | x). It returned the (n, 2) per-class
+    scores before, and ``cross_val_score(..., scoring="roc_auc")`` (which prefers a decision
+    function) scored every fold NaN. The per-class scores are ``predict_joint_log_proba``."""
+    Xd, Xc, y = _data(3, n=90)
+    labels = np.array(["neg", "pos"])[y]
+    m = jaxnb.NaiveBayes().fit(Xc, labels)
+    lp = m.predict_log_proba(Xc)
+    joint = m.predict_joint_log_proba(Xc)
+    df = m.decision_function(Xc)
+    assert df.shape == (90,) and joint.shape == (90, 2)
+    np.testing.assert_allclose(df, lp[:, 1] - lp[:, 0], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(df, joint[:, 1] - joint[:, 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(m.predict(Xc), np.where(df > 0, "pos", "neg"))
+    # the joint scores normalize to the posterior
+    np.testing.assert_allclose(
+        joint - np.logaddexp(joint[:, :1], joint[:, 1:]), lp, rtol=1e-10, atol=1e-10
+    )
+    # more than two classes: one column per class, the joint scores
+    y3 = (y + (Xc[:, 0] > 1.5)).astype(int)
+    m3 = jaxnb.TAN().fit(Xd, y3)
+    assert len(m3.classes_) == 3
+    np.testing.assert_array_equal(m3.decision_function(Xd), m3.predict_joint_log_proba(Xd))
+
+    sklearn = pytest.importorskip("sklearn")
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    del sklearn
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    got = cross_val_score(jaxnb.NaiveBayes(), Xc, labels, scoring="roc_auc", cv=cv)
+    want = []
+    for tr, te in cv.split(Xc, labels):
+        fold = jaxnb.NaiveBayes().fit(Xc[tr], labels[tr])
+        want.append(roc_auc_score(labels[te] == "pos", fold.predict_proba(Xc[te])[:, 1]))
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_continuous_target_is_refused_not_turned_into_one_class_per_value():
+    """Float labels with a fractional part are a regression target: ``fit`` used to make each
+    distinct value a class (60 classes from 60 rows). Whole-number floats stay labels."""
+    _, Xc, y = _data(4, n=60)
+    for est in (jaxnb.NaiveBayes(), jaxnb.OnlineNB()):
+        with pytest.raises(ValueError, match=r"y holds non-integer floats \(e\.g\. 0\.5\)"):
+            est.fit(Xc, np.where(y == 1, 0.5, 2.0))
+    with pytest.raises(ValueError, match="classes holds non-integer floats"):
+        jaxnb.NaiveBayes().partial_fit(Xc, y, classes=[0.0, 0.5, 1.0])
+    m = jaxnb.NaiveBayes().fit(Xc, y.astype(np.float64))
+    np.testing.assert_array_equal(m.classes_, [0.0, 1.0])
+    assert m.classes_.dtype == np.float64
+    np.testing.assert_array_equal(m.predict(Xc), jaxnb.NaiveBayes().fit(Xc, y).predict(Xc))
+
+
+def test_a_sparse_matrix_is_refused_with_the_fix():
+    """NumPy wraps a SciPy sparse matrix as a 0-d object array, and the error said "X must be
+    2-D ... got 0-D array of shape ()"."""
+    sparse = pytest.importorskip("scipy.sparse")
+    _, Xc, y = _data(5)
+    m = jaxnb.NaiveBayes().fit(Xc, y)
+    for make in (sparse.csr_matrix, sparse.csc_array):
+        with pytest.raises(TypeError, match=r"X is a sparse matrix .*pass X\.toarray\(\)"):
+            jaxnb.NaiveBayes().fit(make(Xc), y)
+        with pytest.raises(TypeError, match=r"pass X\.toarray\(\)"):
+            m.predict_proba(make(Xc))

@@ -311,8 +311,8 @@ def test_kernel_mixed_fallback_adds_discrete_cpt_terms():
     mixed = FlexibleNB().fit(Xm, y)
     cont = FlexibleNB().fit(X, y)
     nb_d = NaiveBayes(alpha=1.0).fit(d[:, None], y)
-    expected = cont.decision_function(X) + nb_d.explain(d[:, None]).sum(1)
-    np.testing.assert_allclose(mixed.decision_function(Xm), expected, rtol=1e-10)
+    expected = cont.predict_joint_log_proba(X) + nb_d.explain(d[:, None]).sum(1)
+    np.testing.assert_allclose(mixed.predict_joint_log_proba(Xm), expected, rtol=1e-10)
 
 
 # --------------------------------------------------------------------------------------------------

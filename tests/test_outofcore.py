@@ -87,7 +87,13 @@ def test_chunked_prediction_names_rows_without_a_class_score(tmp_path):
     model = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X, y)
     X[777, 3] = 1e200
     np.save(tmp_path / "X.npy", X)
-    for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
+    for method in (
+        "predict",
+        "predict_proba",
+        "predict_log_proba",
+        "predict_joint_log_proba",
+        "decision_function",
+    ):
         with pytest.raises(
             ValueError, match=r"source rows \[777\] \(1 in all\) get no finite class"
         ):
@@ -290,3 +296,25 @@ def test_pandas_series_labels_and_weights_beside_a_table(tmp_path):
         _tree_close(got, ref)
     with pytest.raises(TypeError, match="y_source is a DataFrame; pass one column"):
         fit_stats_out_of_core(X, pd.DataFrame({"y": y}), **kw)
+
+
+def test_chunked_decision_function_is_the_binary_log_odds_like_the_estimator(tmp_path):
+    """``method="decision_function"`` gives what `BaseNB.decision_function` gives: one column of
+    log odds with two classes (into an ``out`` of shape (n,)); the per-class scores are
+    ``method="predict_joint_log_proba"``."""
+    X, y, _ = _table(5, n=500)
+    model = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X, (y > 0).astype(int))
+    joint = predict_out_of_core(
+        model, X, method="predict_joint_log_proba", chunk_rows=200, progress=False
+    )
+    np.testing.assert_allclose(joint, model.predict_joint_log_proba(X), rtol=1e-10, atol=1e-10)
+    out = np.lib.format.open_memmap(tmp_path / "df.npy", mode="w+", dtype=X.dtype, shape=(500,))
+    predict_out_of_core(
+        model, X, method="decision_function", chunk_rows=200, out=out, progress=False
+    )
+    np.testing.assert_allclose(out, model.decision_function(X), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(out, joint[:, 1] - joint[:, 0], rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match=r"out must have shape \(500,\)"):
+        predict_out_of_core(
+            model, X, method="decision_function", out=np.zeros((500, 2)), progress=False
+        )

@@ -320,7 +320,15 @@ def test_sample_weight_negative_or_degenerate():
 
 
 @pytest.mark.parametrize(
-    "method", ["predict", "predict_proba", "predict_log_proba", "decision_function", "explain"]
+    "method",
+    [
+        "predict",
+        "predict_proba",
+        "predict_log_proba",
+        "predict_joint_log_proba",
+        "decision_function",
+        "explain",
+    ],
 )
 def test_predict_before_fit(method):
     X, _ = _data()

@@ -26,6 +26,7 @@ from .estimators_structure import FlexibleTAN as FlexibleTAN
 from .estimators_structure import GaussianSemiNaiveNB as GaussianSemiNaiveNB
 from .estimators_structure import ParzenNB as ParzenNB
 from .exceptions import ConvergenceWarning as ConvergenceWarning
+from .exceptions import NotFittedError as NotFittedError
 from .likelihood import (
     combine as combine,
 )
@@ -71,6 +72,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree
 
 __all__ = [
     "ConvergenceWarning",
+    "NotFittedError",
     "BaseNB",
     "NaiveBayes",
     "StagewiseNB",

@@ -22,7 +22,7 @@ import numpy as np
 from . import likelihood as lk
 from ._dtypes import float_dtype
 from .data import FeatureEncoder, _aligned_empty, check_sample_weight, encode_labels
-from .exceptions import ConvergenceWarning
+from .exceptions import ConvergenceWarning, NotFittedError
 from .likelihood import _rows_per_block
 from .methods.nb import fit_stats
 from .params import fit_mle
@@ -370,7 +370,7 @@ class BaseNB:
 
     def _check_fitted(self):
         if not hasattr(self, "classes_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
     @property
     def n_states_(self):

@@ -1,4 +1,5 @@
-"""Warnings of the estimators (the functional core reports the same facts in its return values).
+"""Warnings and errors of the estimators (the functional core reports the same facts in its return
+values).
 
 `ConvergenceWarning` is emitted by an estimator's ``fit`` when an iterative solver stopped at its
 step budget before its own tolerance was met, so the fitted model is not the optimum the method
@@ -10,8 +11,17 @@ with ``warnings.simplefilter("ignore", jaxnb.ConvergenceWarning)``, or turn it i
 
 from __future__ import annotations
 
-__all__ = ["ConvergenceWarning"]
+__all__ = ["ConvergenceWarning", "NotFittedError"]
 
 
 class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at its step budget before reaching its tolerance."""
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A fitted-model method or attribute (``predict``, ``feature_importances_``, ...) was used
+    before ``fit``.
+
+    A `ValueError` and an `AttributeError`, as scikit-learn's exception of the same name: so
+    ``hasattr(model, "feature_importances_")`` is False on an unfitted model instead of raising.
+    """

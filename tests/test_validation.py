@@ -336,6 +336,23 @@ def test_predict_before_fit(method):
         getattr(NaiveBayes(), method)(X)
 
 
+def test_unfitted_models_raise_not_fitted_error_which_hasattr_reads_as_missing():
+    """`jaxnb.NotFittedError` is a ValueError and an AttributeError (as scikit-learn's): before,
+    ``hasattr(NaiveBayes(), "feature_importances_")`` raised a ValueError instead of being False,
+    so duck-typed checks (``getattr(model, "feature_importances_", None)``) failed."""
+    import jaxnb
+
+    assert issubclass(jaxnb.NotFittedError, ValueError)
+    assert issubclass(jaxnb.NotFittedError, AttributeError)
+    X, y = _data()
+    for est in (NaiveBayes(), jaxnb.OnlineNB(), jaxnb.AveragedNB()):
+        with pytest.raises(jaxnb.NotFittedError, match="not fitted yet"):
+            est.predict(X)
+    assert not hasattr(NaiveBayes(), "feature_importances_")
+    assert getattr(NaiveBayes(), "feature_importances_", None) is None
+    assert hasattr(NaiveBayes().fit(X, y), "feature_importances_")
+
+
 def test_feature_importances_before_fit():
     with pytest.raises(ValueError, match="not fitted yet"):
         _ = NaiveBayes().feature_importances_

@@ -66,6 +66,7 @@ from ..discretize import (
     modl_grouping,
 )
 from ..estimators import _PAD_MAX_ROWS, BaseNB, _row_bucket
+from ..exceptions import NotFittedError
 from .online import _numeric_X
 
 __all__ = [
@@ -600,7 +601,7 @@ class AveragedNB(BaseNB):
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):
         if not hasattr(self, "weights_"):
-            raise ValueError("this AveragedNB is not fitted yet; call fit first")
+            raise NotFittedError("this AveragedNB is not fitted yet; call fit first")
 
     def _encode(self, X):
         self._check_fitted()

@@ -71,6 +71,7 @@ from .._dtypes import float_dtype
 from .._matmul import einsum
 from ..data import _frame_names, check_feature_names, check_X_2d, encode_labels
 from ..estimators import BaseNB
+from ..exceptions import NotFittedError
 from ..optim.named import NamedOptimizer
 from .summaries import (
     CPiD,
@@ -1113,7 +1114,7 @@ class OnlineWeightedNB(BaseNB):
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):
         if not hasattr(self, "state_"):
-            raise ValueError(
+            raise NotFittedError(
                 f"this {type(self).__name__} is not fitted yet; call fit or partial_fit first"
             )
 

@@ -172,6 +172,23 @@ def check_feature_names(fitted, X, *, warn=None) -> None:
     )
 
 
+def _unhashable_error(where: str, values) -> TypeError:
+    """The error for labels that cannot be categories (dicts, lists: Python cannot hash them)."""
+    bad = None
+    for v in values:
+        try:
+            hash(v)
+        except TypeError:
+            bad = v
+            break
+    text = repr(bad)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return TypeError(
+        f"{where} holds a {type(bad).__name__} ({text}); a label must be a string, a number or "
+        f"another hashable value"
+    )
+
+
 def _is_sparse(X) -> bool:
     """A SciPy sparse matrix or array (NumPy would wrap it as a 0-d object array)."""
     return type(X).__module__.startswith("scipy.sparse")
@@ -384,7 +401,10 @@ class FeatureEncoder:
             if kind in ("O", "U", "S", "category"):
                 vals = [v for v in col if not _is_missing_obj(v)]
                 self._check_missing_obj(col, j)
-                cats = _sort_labels(set(vals))
+                try:
+                    cats = _sort_labels(set(vals))
+                except TypeError:
+                    raise _unhashable_error(f"column {j}", vals) from None
                 if given is not None and given[t] is not None and given[t] < len(cats):
                     raise ValueError(
                         f"n_states[{t}]={given[t]} but column {j} has {len(cats)} distinct labels"
@@ -630,11 +650,14 @@ class FeatureEncoder:
                 self._check_missing_obj(col, j)
                 lookup = {v: i for i, v in enumerate(cats)}
                 out = np.empty(n, np.int64)
-                for r, v in enumerate(col):
-                    if _is_missing_obj(v):
-                        out[r] = _MISSING_CODE
-                    else:
-                        out[r] = lookup.get(v, -2)
+                try:
+                    for r, v in enumerate(col):
+                        if _is_missing_obj(v):
+                            out[r] = _MISSING_CODE
+                        else:
+                            out[r] = lookup.get(v, -2)
+                except TypeError:
+                    raise _unhashable_error(f"column {j}", col) from None
                 unseen = out == -2
             else:
                 out = self._numeric_codes(cols[j], j, fit=False)
@@ -766,7 +789,10 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
     try:
         classes, y_enc = np.unique(arr, return_inverse=True)
     except TypeError:
-        classes = _sort_labels(set(arr.tolist()))
+        try:
+            classes = _sort_labels(set(arr.tolist()))
+        except TypeError:
+            raise _unhashable_error(name, arr.tolist()) from None
         lookup = {v: i for i, v in enumerate(classes)}
         y_enc = np.array([lookup[v] for v in arr])
     return classes, y_enc.astype(np.int32)

@@ -253,3 +253,21 @@ def test_a_sparse_matrix_is_refused_with_the_fix():
             jaxnb.NaiveBayes().fit(make(Xc), y)
         with pytest.raises(TypeError, match=r"pass X\.toarray\(\)"):
             m.predict_proba(make(Xc))
+
+
+def test_unhashable_labels_are_named_with_their_column():
+    """A dict (or list) inside an object column or among the labels used to surface as Python's
+    bare ``unhashable type: 'dict'``, at fit and at predict; the error now names the column."""
+    Xo = np.empty((6, 2), object)
+    Xo[:, 0], Xo[:, 1] = ["a", "b"] * 3, np.arange(6.0)
+    y = [0, 1, 0, 1, 0, 1]
+    m = jaxnb.NaiveBayes().fit(Xo, y)
+    Xo[2, 0] = {"k": [1, 2]}
+    want = r"column 0 holds a dict \(\{'k': \[1, 2\]\}\); a label must be a string, a number"
+    with pytest.raises(TypeError, match=want):
+        jaxnb.NaiveBayes().fit(Xo, y)
+    with pytest.raises(TypeError, match=want):
+        m.predict(Xo)
+    labels = np.array([[1], 1, 0, 1, 0, 1], dtype=object)
+    with pytest.raises(TypeError, match=r"y holds a list \(\[1\]\)"):
+        jaxnb.NaiveBayes().fit(Xo[:, 1:], labels)

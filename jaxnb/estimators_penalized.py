@@ -33,7 +33,12 @@ from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
 from .model_selection import aic as _aic
-from .model_selection import kfold_stats, stratified_folds, validation_split
+from .model_selection import (
+    check_cv,
+    kfold_stats,
+    resolve_folds,
+    validation_split,
+)
 from .params import NBParams, fit_mle
 
 __all__ = ["GroupLassoNB", "L1NB", "WeightedNB", "register_methods"]
@@ -227,7 +232,11 @@ class GroupLassoNB(BaseNB):
       continuous_scale: λ_continuous / λ_discrete (> 0).
       alpha: Lidstone pseudo-count (≥ 0).
       min_std: None or a positive floor on σ.
-      cv: number of folds for ``selection="cv"``; random_state: seed of the folds.
+      cv: the folds for ``selection="cv"``: a number K of stratified folds, a scikit-learn
+        splitter (``StratifiedKFold(5, shuffle=True, random_state=1)``) or a list of
+        (train, test) index pairs, e.g. the same folds for every method compared; given splits
+        must partition the rows (`jaxnb.model_selection.resolve_folds`).
+      random_state: seed of the folds when ``cv`` is a number.
       solver: ``"exact"`` (default) or ``"fista"``; the same optimum (`fit_group_lasso`). A
         discrete Table-1 path of 20 points takes about 1 ms after compilation with ``"exact"``
         and about 17 ms with ``"fista"`` (float64, this library's benchmarks).
@@ -307,7 +316,7 @@ class GroupLassoNB(BaseNB):
         _check_real("alpha", self.alpha, 0.0)
         if self.min_std is not None:
             _check_real("min_std", self.min_std, 0.0, low_open=True)
-        _check_int("cv", self.cv, 2)
+        check_cv(self.cv, "cv")
         _check_int("max_steps", self.max_steps, 1)
         _check_real("tol", self.tol, 0.0, low_open=True)
         _check_choice("solver", self.solver, gl.SOLVERS)
@@ -317,14 +326,13 @@ class GroupLassoNB(BaseNB):
         self._check_hyper()
         codes, values, y_enc, w = self._validate_fit(X, y, sample_weight)
         t0 = time.perf_counter()
-        folds = ()
+        folds, n_folds = (), 0
         if self.penalty is None and self.selection == "cv":  # folds of the real rows, then padding
-            folds = (
-                stratified_folds(
-                    y_enc, int(self.cv), self.random_state, arg_name="cv", sample_weight=w
-                ),
+            fold_ids, n_folds = resolve_folds(
+                self.cv, y_enc, self.random_state, arg_name="cv", sample_weight=w
             )
-            if np.bincount(folds[0], minlength=int(self.cv)).min() < 1:
+            folds = (fold_ids,)
+            if np.bincount(fold_ids, minlength=n_folds).min() < 1:
                 raise ValueError(f"cv={self.cv} leaves an empty fold; lower cv")
         # zero-weight padding rows: nearby training sizes share the compiled programs (every
         # row-dependent quantity below is a weighted sum)
@@ -434,7 +442,7 @@ class GroupLassoNB(BaseNB):
                 max_steps=int(self.max_steps),
                 n_states=self.n_states_,
                 n_classes=len(self.classes_),
-                n_folds=int(self.cv),
+                n_folds=n_folds,
                 solver=self.solver,
             )
             crit = np.asarray(ll)

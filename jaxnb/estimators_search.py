@@ -21,7 +21,13 @@ from ._checks import check_real as _check_real
 from .estimators import _PAD_MAX_ROWS, BaseNB
 from .methods import selective as sel
 from .methods import stagewise as sw
-from .model_selection import kfold_stats, select_along_path, stratified_folds, validation_split
+from .model_selection import (
+    check_cv,
+    kfold_stats,
+    resolve_folds,
+    select_along_path,
+    validation_split,
+)
 from .params import fit_marginal, fit_mle, interpolate
 
 __all__ = ["StagewiseNB", "SelectiveNB"]
@@ -86,7 +92,9 @@ class StagewiseNB(_SearchBase):
       max_iter: iteration budget (default p⌈1/ε⌉, enough for the full path).
       selection: "aic" (AIC = Q + 2d/N, fsNB Eq. 14; first minimum), "last", or "cv" (K-fold CV
         error averaged over folds by iteration number; first minimum).
-      n_folds, random_state: K and the seed of the stratified folds for ``selection="cv"``.
+      n_folds, random_state: K and the seed of the stratified folds for ``selection="cv"``;
+        ``n_folds`` also takes a scikit-learn splitter or a list of (train, test) index pairs
+        that partition the rows (as `GroupLassoNB`'s ``cv``).
       verbose: print one line per iteration of the search on stderr (iteration, training
         criterion, active predictors); for long fits on large data.
 
@@ -142,7 +150,7 @@ class StagewiseNB(_SearchBase):
         _check_int("patience", self.patience, 1, allow_none=True)
         _check_int("max_iter", self.max_iter, 1, allow_none=True)
         _check_choice("selection", self.selection, ("aic", "last", "cv"))
-        _check_int("n_folds", self.n_folds, 2)
+        check_cv(self.n_folds, "n_folds")
 
     def fit(self, X, y, sample_weight=None):
         """Run the fsNB search on (X, y) and select a model along the path."""
@@ -163,8 +171,11 @@ class StagewiseNB(_SearchBase):
         )
         folds = ()
         if self.selection == "cv":  # folds of the real rows, before padding
-            folds = (stratified_folds(y_enc, self.n_folds, self.random_state, sample_weight=w),)
-            if np.bincount(folds[0]).min() < 1:
+            fold_ids, n_folds = resolve_folds(
+                self.n_folds, y_enc, self.random_state, arg_name="n_folds", sample_weight=w
+            )
+            folds = (fold_ids,)
+            if np.bincount(fold_ids, minlength=n_folds).min() < 1:
                 raise ValueError("n_folds leaves an empty fold; lower n_folds")
         codes, values, y_enc, w, *folds = self._pad_training(
             codes, values, y_enc, w, *folds, max_rows=_PAD_MAX_ROWS
@@ -190,11 +201,11 @@ class StagewiseNB(_SearchBase):
                 ww,
                 n_states=self.n_states_,
                 n_classes=len(self.classes_),
-                n_folds=self.n_folds,
+                n_folds=n_folds,
             )
             o1 = _fit_mle_k(train, self.alpha, self.var_smoothing)
             o0 = _fit_marginal_k(train, self.alpha, self.var_smoothing)
-            fw = jnp.asarray(folds[None, :] == np.arange(self.n_folds)[:, None], ww.dtype)
+            fw = jnp.asarray(folds[None, :] == np.arange(n_folds)[:, None], ww.dtype)
             cv = _cv_fsnb(o1, o0, cd, vl, yy, ww, fw, **kw)
             self.cv_error_ = np.asarray(cv)[: n_iter + 1]
             idx = select_along_path(self.cv_error_, "min")

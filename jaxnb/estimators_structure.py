@@ -41,7 +41,12 @@ from .estimators import _PAD_MAX_ROWS, BaseNB, _pad_rows
 from .methods import filters as flt
 from .methods import kernel as kde
 from .methods import structure as st
-from .model_selection import kfold_stats, stratified_folds, validation_split
+from .model_selection import (
+    check_cv,
+    kfold_stats,
+    resolve_folds,
+    validation_split,
+)
 from .params import fit_mle
 
 __all__ = [
@@ -857,7 +862,8 @@ class FilterWrapperNB(_FilterBase):
 
     Args:
       filter: "mi", "mrmr" or "cmim" (ranking).
-      cv: number of stratified folds (>= 2).
+      cv: a number K >= 2 of stratified folds, a scikit-learn splitter or a list of
+        (train, test) index pairs that partition the rows (as `GroupLassoNB`'s ``cv``).
       max_features: stop the nested sequence at this many predictors (None: p).
       n_bins, alpha, var_smoothing, discrete, n_states: as in `FilterNB`.
       random_state: seed of the folds.
@@ -892,7 +898,7 @@ class FilterWrapperNB(_FilterBase):
     def _check_hyper(self):
         _check_int("random_state", self.random_state, 0, allow_none=True)
         _check_choice("filter", self.filter, _RANKING_FILTERS)
-        _check_int("cv", self.cv, 2)
+        check_cv(self.cv, "cv")
         _check_int("max_features", self.max_features, 0, allow_none=True)
         _check_int("n_bins", self.n_bins, 2)
         _check_real("alpha", self.alpha, 0.0)
@@ -910,7 +916,9 @@ class FilterWrapperNB(_FilterBase):
             )
         t0 = time.perf_counter()
         c = len(self.classes_)
-        folds = stratified_folds(y_enc, self.cv, self.random_state, arg_name="cv", sample_weight=w)
+        folds, n_folds = resolve_folds(
+            self.cv, y_enc, self.random_state, arg_name="cv", sample_weight=w
+        )
         # zero-weight padding rows after the folds of the real rows (the filters and the fold
         # statistics are weighted): nearby training sizes share the compiled programs
         codes, values, y_enc, w, folds = self._pad_training(
@@ -933,9 +941,9 @@ class FilterWrapperNB(_FilterBase):
             jnp.asarray(w),
             n_states=self.n_states_,
             n_classes=c,
-            n_folds=self.cv,
+            n_folds=n_folds,
         )
-        fold_w = (folds[None, :] == np.arange(self.cv)[:, None]) * w[None, :]
+        fold_w = (folds[None, :] == np.arange(n_folds)[:, None]) * w[None, :]
         evaluate = _make_cv_evaluator(
             train, cd, vl, yy, jnp.asarray(fold_w), self.alpha, self.var_smoothing
         )

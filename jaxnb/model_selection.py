@@ -8,16 +8,20 @@ r"""Model selection along a path: AIC, K-fold CV by statistics subtraction, vali
   of fold k are total − fold k (`jaxnb.suffstats.subtract`). Folds are 0/1 weights, so fold models
   are evaluated with ``vmap``.
 * `select_along_path`: the index of the selected model of a path of scores.
-* Fold and split assignment (NumPy, seeded): `stratified_folds`, `validation_split`.
+* Fold and split assignment (NumPy, seeded): `stratified_folds`, `validation_split`;
+  `resolve_folds` turns an estimator's ``cv`` (a fold count, a scikit-learn splitter or a list of
+  (train, test) index pairs) into fold ids.
 """
 
 from __future__ import annotations
+
+import numbers
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_scored_rows, concrete, jit_entry
+from ._checks import check_int, check_scored_rows, concrete, jit_entry
 from ._dtypes import float_dtype
 from .data import check_sample_weight
 from .likelihood import weighted_sum
@@ -30,6 +34,8 @@ __all__ = [
     "fold_weights",
     "select_along_path",
     "stratified_folds",
+    "resolve_folds",
+    "check_cv",
     "validation_split",
     "SELECTION_RULES",
 ]
@@ -243,6 +249,111 @@ def stratified_folds(
         folds[idx] = (np.arange(idx.size) + start) % n_folds
         start = (start + idx.size) % n_folds
     return folds
+
+
+def check_cv(cv, arg_name: str = "cv") -> None:
+    """Eager check of an estimator's ``cv``: an int >= 2, an object with a ``split`` method (a
+    scikit-learn splitter such as ``StratifiedKFold(5, shuffle=True)``) or a list of
+    (train, test) index pairs. Whether the splits partition the rows is checked by
+    `resolve_folds`, which sees the data."""
+    if hasattr(cv, "split") or isinstance(cv, (list, tuple)):
+        return
+    if isinstance(cv, numbers.Number) or cv is None:
+        check_int(arg_name, cv, 2)
+        return
+    hint = " (a generator is used up by one fit: pass list(...))" if hasattr(cv, "__next__") else ""
+    raise TypeError(
+        f"{arg_name} must be a number of folds (int >= 2), a splitter with a split method (e.g. "
+        f"sklearn's StratifiedKFold) or a list of (train, test) index pairs; got "
+        f"{type(cv).__name__}{hint}"
+    )
+
+
+def resolve_folds(cv, y, seed=0, *, arg_name: str = "cv", sample_weight=None):
+    """Fold ids (n,) int32 and the number of folds K for an estimator's ``cv``.
+
+    Args:
+      cv: an int K (`stratified_folds` with ``seed``); a splitter with a ``split(X, y)`` method
+        (called with a placeholder X of shape (n, 1) and the encoded labels: splitters that need
+        ``groups`` take a precomputed list instead); or a list of (train, test) index pairs, e.g.
+        ``list(GroupKFold(5).split(X, y, groups))``, the same folds for every method compared.
+      y: (n,) encoded labels. sample_weight: as in `stratified_folds` (int ``cv`` only).
+
+    The folds' statistics are the total minus each test part (`kfold_stats`), so given splits
+    must **partition** the rows: every row in exactly one test set, and each training set the
+    rest of the rows (KFold, StratifiedKFold, GroupKFold, PredefinedSplit; not ShuffleSplit or
+    TimeSeriesSplit). Anything else raises a ValueError saying which split breaks it.
+    """
+    check_cv(cv, arg_name)
+    y = np.asarray(y)
+    n = y.shape[0]
+    if isinstance(cv, numbers.Integral):
+        folds = stratified_folds(y, int(cv), seed, arg_name, sample_weight=sample_weight)
+        return folds, int(cv)
+    if hasattr(cv, "split"):
+        try:
+            splits = list(cv.split(np.zeros((n, 1)), y))
+        except (TypeError, ValueError) as e:
+            raise ValueError(
+                f"{arg_name}.split(X, y) failed ({e}); for a splitter that needs more (e.g. "
+                f"groups), pass {arg_name}=list(splitter.split(X, y, groups))"
+            ) from e
+    else:
+        splits = list(cv)
+    if len(splits) < 2:
+        raise ValueError(f"{arg_name} gives {len(splits)} split(s); cross-validation needs >= 2")
+    folds = np.full(n, -1, np.int32)
+    for k, split in enumerate(splits):
+        if not (isinstance(split, (list, tuple)) and len(split) == 2):
+            raise ValueError(
+                f"{arg_name}: split {k} is not a (train, test) pair of index arrays; got "
+                f"{type(split).__name__}"
+            )
+        train = _split_indices(split[0], n, f"{arg_name}: split {k}'s train")
+        test = _split_indices(split[1], n, f"{arg_name}: split {k}'s test")
+        again = test[folds[test] >= 0]
+        if again.size:
+            raise ValueError(
+                f"{arg_name}: row {int(again[0])} is in the test sets of splits "
+                f"{int(folds[again[0]])} and {k}; the test sets must partition the rows (KFold, "
+                f"StratifiedKFold, GroupKFold; not ShuffleSplit)"
+            )
+        if test.size == 0:
+            raise ValueError(f"{arg_name}: split {k} has an empty test set")
+        folds[test] = k
+        member = np.zeros(n, bool)
+        member[train] = True
+        if member[test].any() or member.sum() + test.size != n or train.size != member.sum():
+            raise ValueError(
+                f"{arg_name}: split {k}'s training set is not the complement of its test set; "
+                f"the folds' training statistics are the total minus the test part, so each "
+                f"training set must be every other row (not TimeSeriesSplit)"
+            )
+    if (folds < 0).any():
+        r = int(np.flatnonzero(folds < 0)[0])
+        raise ValueError(
+            f"{arg_name}: row {r} is in no test set; the test sets must cover every row"
+        )
+    return folds, len(splits)
+
+
+def _split_indices(part, n, what):
+    """A split's train or test part as unique int row indices in [0, n) (bool masks allowed)."""
+    a = np.asarray(part)
+    if a.dtype == bool:
+        if a.shape != (n,):
+            raise ValueError(f"{what} is a boolean mask of shape {a.shape}; expected ({n},)")
+        return np.flatnonzero(a)
+    if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+        raise ValueError(f"{what} must be a 1-D array of row indices; got {a.dtype} {a.shape}")
+    a = a.astype(np.int64)
+    if a.size and (a.min() < 0 or a.max() >= n):
+        raise ValueError(
+            f"{what} holds row index {int(a.min() if a.min() < 0 else a.max())}, outside [0, {n})"
+        )
+    if np.unique(a).size != a.size:
+        raise ValueError(f"{what} repeats a row index")
+    return a
 
 
 def _weighted_rows(sample_weight, n):

@@ -180,3 +180,79 @@ def test_zero_sample_weight_equals_dropping_the_row_with_a_split(name):
     if attr is not None:
         get = lambda m: m.path_[attr.split("/")[1]] if "/" in attr else getattr(m, attr)
         np.testing.assert_allclose(get(a), get(b), rtol=1e-6, atol=1e-9)
+
+
+def test_resolve_folds_takes_a_count_a_splitter_or_index_pairs_that_partition_the_rows():
+    """An estimator's ``cv`` may be a fold count, a splitter or a list of (train, test) index
+    pairs; given splits must partition the rows (each fold's training statistics are the total
+    minus its test part), and anything else is refused with the split that breaks it."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 23)
+    folds, k = ms.resolve_folds(4, y, 5)
+    assert k == 4
+    np.testing.assert_array_equal(folds, ms.stratified_folds(y, 4, 5))
+    rows = np.arange(23)
+    pairs = [(rows[folds != j], rows[folds == j]) for j in range(4)]
+    got, k = ms.resolve_folds(pairs, y)
+    assert k == 4
+    np.testing.assert_array_equal(got, folds)
+    masks = [(folds != j, folds == j) for j in (2, 0, 3, 1)]  # boolean masks, any order
+    got, _ = ms.resolve_folds(masks, y)
+    np.testing.assert_array_equal(got, np.argsort([2, 0, 3, 1])[folds])  # split j: fold order[j]
+
+    class Splitter:  # the splitter protocol: split(X, y) yields (train, test)
+        def split(self, X, y):
+            assert X.shape == (23, 1) and y.shape == (23,)
+            yield from pairs
+
+    got, k = ms.resolve_folds(Splitter(), y)
+    assert k == 4
+    np.testing.assert_array_equal(got, folds)
+
+    bad = {
+        "test sets of splits 0 and 1": [(rows[5:], rows[:5]), (rows[3:], rows[:3])],
+        "not the complement": [(rows[:10], rows[10:15]), (rows[15:], rows[:15])],
+        "row 20 is in no test set": [
+            (rows[10:], rows[:10]),
+            (np.r_[rows[:10], rows[20:]], rows[10:20]),
+        ],
+        "split 1 has an empty test set": [(rows[:10], rows[10:]), (rows, rows[:0])],
+        "gives 1 split": [(rows[:10], rows[10:])],
+        r"outside \[0, 23\)": [(rows[:10], rows[10:]), (rows[10:], np.r_[rows[:10], 23])],
+        "repeats a row index": [(rows[:10], rows[10:]), (rows[10:], np.r_[rows[:10], 0])],
+        "not a \\(train, test\\) pair": [(rows[:10], rows[10:]), rows],
+    }
+    for match, splits in bad.items():
+        with pytest.raises(ValueError, match=match):
+            ms.resolve_folds(splits, y)
+    with pytest.raises(ValueError, match="cv must be an int >= 2; got cv=1"):
+        ms.resolve_folds(1, y)
+    with pytest.raises(ValueError, match="cv must be an int >= 2; got cv=2.5"):
+        ms.check_cv(2.5)
+    with pytest.raises(TypeError, match=r"generator is used up by one fit: pass list"):
+        ms.check_cv(iter(pairs))
+
+
+@pytest.mark.parametrize("name", ["StagewiseNB cv", "GroupLassoNB cv", "FilterWrapperNB"])
+def test_explicit_folds_equal_the_seeded_folds_they_list(name):
+    """The same folds given as (train, test) pairs, or by a splitter, give the fit of the
+    seeded count: methods compared side by side can share one list of folds."""
+    make, attr = _estimators_with_a_split()[name]
+    rng = np.random.default_rng(2)
+    n = 80
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 4)) + np.c_[y, 0.5 * y, np.zeros(n), -y]
+    key = "n_folds" if name.startswith("Stagewise") else "cv"
+    a = make().set_params(random_state=6).fit(X, y)
+    folds = ms.stratified_folds(y, 3, 6)  # y is 0..2 here: its codes are the labels
+    rows = np.arange(n)
+    pairs = [(rows[folds != j], rows[folds == j]) for j in range(3)]
+    b = make().set_params(**{key: pairs}).fit(X, y)
+    get = lambda m: m.path_[attr.split("/")[1]] if "/" in attr else getattr(m, attr)
+    np.testing.assert_allclose(get(b), get(a), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X), rtol=1e-12, atol=1e-12)
+    sk = pytest.importorskip("sklearn.model_selection")
+    c = make().set_params(**{key: sk.PredefinedSplit(folds)}).fit(X, y)
+    np.testing.assert_allclose(get(c), get(a), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=f"{key}: split 0's training set is not the complement"):
+        make().set_params(**{key: list(sk.TimeSeriesSplit(3).split(X))}).fit(X, y)

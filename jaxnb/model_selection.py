@@ -277,7 +277,8 @@ def resolve_folds(cv, y, seed=0, *, arg_name: str = "cv", sample_weight=None):
         (called with a placeholder X of shape (n, 1) and the encoded labels: splitters that need
         ``groups`` take a precomputed list instead); or a list of (train, test) index pairs, e.g.
         ``list(GroupKFold(5).split(X, y, groups))``, the same folds for every method compared.
-      y: (n,) encoded labels. sample_weight: as in `stratified_folds` (int ``cv`` only).
+      y: (n,) encoded labels. sample_weight: as in `stratified_folds` for an int ``cv``; given
+        splits are used as they are, and each test set must hold some positive weight.
 
     The folds' statistics are the total minus each test part (`kfold_stats`), so given splits
     must **partition** the rows: every row in exactly one test set, and each training set the
@@ -334,6 +335,14 @@ def resolve_folds(cv, y, seed=0, *, arg_name: str = "cv", sample_weight=None):
         raise ValueError(
             f"{arg_name}: row {r} is in no test set; the test sets must cover every row"
         )
+    if sample_weight is not None:
+        w = check_sample_weight(sample_weight, n, np.float64)
+        empty = np.bincount(folds, weights=w, minlength=len(splits)) <= 0
+        if empty.any():
+            raise ValueError(
+                f"{arg_name}: split {int(np.flatnonzero(empty)[0])}'s test set has only rows of "
+                f"weight 0; its fold would have no validation rows"
+            )
     return folds, len(splits)
 
 

@@ -225,6 +225,10 @@ def test_resolve_folds_takes_a_count_a_splitter_or_index_pairs_that_partition_th
     for match, splits in bad.items():
         with pytest.raises(ValueError, match=match):
             ms.resolve_folds(splits, y)
+    w = np.ones(23)
+    w[folds == 2] = 0.0
+    with pytest.raises(ValueError, match="split 2's test set has only rows of weight 0"):
+        ms.resolve_folds(pairs, y, sample_weight=w)
     with pytest.raises(ValueError, match="cv must be an int >= 2; got cv=1"):
         ms.resolve_folds(1, y)
     with pytest.raises(ValueError, match="cv must be an int >= 2; got cv=2.5"):

@@ -271,3 +271,41 @@ def test_unhashable_labels_are_named_with_their_column():
     labels = np.array([[1], 1, 0, 1, 0, 1], dtype=object)
     with pytest.raises(TypeError, match=r"y holds a list \(\[1\]\)"):
         jaxnb.NaiveBayes().fit(Xo[:, 1:], labels)
+
+
+_SKLEARN_CHECKS = (
+    "check_classifiers_train",
+    "check_classifiers_classes",
+    "check_decision_proba_consistency",
+    "check_classifiers_regression_target",
+    "check_classifiers_one_label_sample_weights",
+    "check_fit_idempotent",
+    "check_methods_subset_invariance",
+    "check_methods_sample_order_invariance",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_estimators_dtypes",
+    "check_estimators_pickle",
+    "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters",
+    "check_fit_score_takes_y",
+    "check_n_features_in",
+)
+
+
+def test_scikit_learn_behavioural_checks_pass():
+    """scikit-learn's own estimator checks on behaviour (not on the wording of error messages,
+    nor its NotFittedError class): binary decision functions, continuous targets, weights as
+    repetitions, subset and order invariance, pickling. ``check_classifiers_train``,
+    ``check_classifiers_classes``, ``check_decision_proba_consistency`` failed on the (n, 2)
+    decision function and ``check_classifiers_regression_target`` on continuous targets."""
+    pytest.importorskip("sklearn")
+    from sklearn.utils import estimator_checks
+
+    ran = 0
+    for name in _SKLEARN_CHECKS:
+        check = getattr(estimator_checks, name, None)
+        if check is None:  # renamed or removed in this scikit-learn version
+            continue
+        check("NaiveBayes", jaxnb.NaiveBayes())
+        ran += 1
+    assert ran >= 10

@@ -217,7 +217,12 @@ def check_X_2d(X, name: str = "X"):
         except Exception as e:  # ragged lists
             raise ValueError(f"{name} could not be converted to a 2-D array: {e}") from e
         if arr.ndim != 2:
-            hint = " (use X.reshape(-1, 1) for a single feature)" if arr.ndim == 1 else ""
+            hint = (
+                f" (Reshape your data: {name}.reshape(-1, 1) if it has a single feature, "
+                f"{name}.reshape(1, -1) if it is a single sample)"
+                if arr.ndim == 1
+                else ""
+            )
             raise ValueError(
                 f"{name} must be 2-D (n_samples, n_features); got {arr.ndim}-D array "
                 f"of shape {arr.shape}{hint}"
@@ -230,7 +235,10 @@ def check_X_2d(X, name: str = "X"):
     if n == 0:
         raise ValueError(f"{name} is empty (0 samples); at least one sample is required")
     if len(cols) == 0:
-        raise ValueError(f"{name} has 0 features; at least one feature is required")
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape=({n}, 0)) while a minimum of 1 is required; pass "
+            f"at least one column"
+        )
     return cols, kinds, n
 
 
@@ -747,6 +755,11 @@ class FeatureEncoder:
 def encode_labels(y, n_samples: int | None = None, name: str = "y"):
     """Encode class labels like scikit-learn: ``classes_`` sorted, ``y_enc`` in [0, c)."""
     if y is None:
+        if name == "y":  # scikit-learn's wording, which its estimator checks look for
+            raise ValueError(
+                "this classifier requires y to be passed, but the target y is None; pass the "
+                "class labels, one per sample"
+            )
         raise ValueError(f"{name} is None; pass the class labels, one per sample")
     arr = np.asarray(y)
     if arr.dtype.kind in "US" and not isinstance(y, np.ndarray):
@@ -812,7 +825,10 @@ def check_sample_weight(sample_weight, n: int, dtype=np.float32):
     if (w < 0).any():
         raise ValueError("sample_weight must be non-negative")
     if w.sum() <= 0:
-        raise ValueError("sample_weight sums to 0; at least one sample needs positive weight")
+        raise ValueError(
+            "sample_weight is zero for every sample (it sums to 0); at least one sample needs "
+            "positive weight"
+        )
     with np.errstate(over="ignore"):  # an overflow is reported just below
         out = w.astype(dtype)
     if not np.isfinite(out.sum()):

@@ -315,7 +315,7 @@ class BaseNB:
         if len(classes) < 2:
             only = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
             raise ValueError(
-                f"y has a single class ({only!r}); a classifier needs at least two classes"
+                f"y has only one class ({only!r}); a classifier needs at least two classes"
             )
         w = check_sample_weight(sample_weight, codes.shape[0], dtype=float_dtype())
         self.encoder_ = enc

@@ -1241,7 +1241,10 @@ def fit_stats_out_of_core(
     if state["sample"] is None:
         raise ValueError("source holds no rows")
     if not np.asarray(state["acc"].class_weight).sum() > 0:
-        raise ValueError("sample_weight sums to 0; at least one sample needs positive weight")
+        raise ValueError(
+            "sample_weight is zero for every sample (it sums to 0); at least one sample needs "
+            "positive weight"
+        )
     stats = jax.tree.map(lambda a: jnp.asarray(a, dtype), state["acc"])
     if _return_layout:
         return stats, layout, cls, state["sample"], src.names

@@ -86,7 +86,9 @@ def test_out_of_core_iterables_must_agree():
         oc.fit_nb_out_of_core(
             iter(ints), iter(ys[:2]), classes=[0, 1], discrete="none", progress=False
         )
-    with pytest.raises(ValueError, match="sample_weight sums to 0"):
+    with pytest.raises(
+        ValueError, match=r"sample_weight is zero for every sample \(it sums to 0\)"
+    ):
         oc.fit_nb_out_of_core(
             X, y, classes=[0, 1], sample_weight=np.zeros(60), discrete="none", progress=False
         )

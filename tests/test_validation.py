@@ -52,7 +52,7 @@ def test_mismatched_lengths_in_partial_fit_and_score(fitted):
 def test_empty_data_set():
     with pytest.raises(ValueError, match=r"X is empty \(0 samples\)"):
         NaiveBayes().fit(np.empty((0, 3)), np.empty(0))
-    with pytest.raises(ValueError, match="X has 0 features"):
+    with pytest.raises(ValueError, match=r"X has 0 feature\(s\) \(shape=\(\d+, 0\)\)"):
         NaiveBayes().fit(np.empty((5, 0)), np.arange(5) % 2)
 
 
@@ -76,7 +76,9 @@ def test_two_dimensional_y():
 
 def test_single_class():
     X, _ = _data()
-    with pytest.raises(ValueError, match="y has a single class"):
+    with pytest.raises(
+        ValueError, match=r"y has only one class \(\w+\); a classifier needs at least two"
+    ):
         NaiveBayes().fit(X, np.zeros(len(X), int))
     with pytest.raises(ValueError, match="partial_fit needs at least two classes"):
         NaiveBayes().partial_fit(X, np.zeros(len(X), int))
@@ -308,7 +310,9 @@ def test_sample_weight_negative_or_degenerate():
     w[3] = -1.0
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         NaiveBayes().fit(X, y, sample_weight=w)
-    with pytest.raises(ValueError, match="sample_weight sums to 0"):
+    with pytest.raises(
+        ValueError, match=r"sample_weight is zero for every sample \(it sums to 0\)"
+    ):
         NaiveBayes().fit(X, y, sample_weight=np.zeros(30))
     w[3] = np.nan
     with pytest.raises(ValueError, match="sample_weight contains NaN or inf"):

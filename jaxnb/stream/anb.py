@@ -504,7 +504,7 @@ class AveragedNB(BaseNB):
         if len(classes) < 2:
             only = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
             raise ValueError(
-                f"y has a single class ({only!r}); a classifier needs at least two classes"
+                f"y has only one class ({only!r}); a classifier needs at least two classes"
             )
         t0 = time.perf_counter()
         n, p = X.shape

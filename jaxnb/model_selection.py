@@ -358,7 +358,9 @@ def _split_indices(part, n, what):
     a = a.astype(np.int64)
     if a.size and (a.min() < 0 or a.max() >= n):
         raise ValueError(
-            f"{what} holds row index {int(a.min() if a.min() < 0 else a.max())}, outside [0, {n})"
+            f"{what} holds row index {int(a.min() if a.min() < 0 else a.max())}, outside "
+            f"[0, {n}): the splits index another table (inside an outer cross-validation, pass "
+            f"a splitter such as StratifiedKFold(5), which splits each training part)"
         )
     if np.unique(a).size != a.size:
         raise ValueError(f"{what} repeats a row index")

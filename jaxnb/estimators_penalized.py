@@ -328,12 +328,11 @@ class GroupLassoNB(BaseNB):
         t0 = time.perf_counter()
         folds, n_folds = (), 0
         if self.penalty is None and self.selection == "cv":  # folds of the real rows, then padding
+            # every fold holds rows of positive weight (`resolve_folds`)
             fold_ids, n_folds = resolve_folds(
                 self.cv, y_enc, self.random_state, arg_name="cv", sample_weight=w
             )
             folds = (fold_ids,)
-            if np.bincount(fold_ids, minlength=n_folds).min() < 1:
-                raise ValueError(f"cv={self.cv} leaves an empty fold; lower cv")
         # zero-weight padding rows: nearby training sizes share the compiled programs (every
         # row-dependent quantity below is a weighted sum)
         codes, values, y_enc, w, *folds = self._pad_training(

@@ -174,9 +174,7 @@ class StagewiseNB(_SearchBase):
             fold_ids, n_folds = resolve_folds(
                 self.n_folds, y_enc, self.random_state, arg_name="n_folds", sample_weight=w
             )
-            folds = (fold_ids,)
-            if np.bincount(fold_ids, minlength=n_folds).min() < 1:
-                raise ValueError("n_folds leaves an empty fold; lower n_folds")
+            folds = (fold_ids,)  # every fold holds rows of positive weight (`resolve_folds`)
         codes, values, y_enc, w, *folds = self._pad_training(
             codes, values, y_enc, w, *folds, max_rows=_PAD_MAX_ROWS
         )

@@ -272,6 +272,9 @@ def check_cv(cv, arg_name: str = "cv") -> None:
 def resolve_folds(cv, y, seed=0, *, arg_name: str = "cv", sample_weight=None):
     """Fold ids (n,) int32 and the number of folds K for an estimator's ``cv``.
 
+    Every fold returned holds at least one row of positive weight (an int ``cv`` deals the
+    positive-weight rows round-robin, and needs K of them).
+
     Args:
       cv: an int K (`stratified_folds` with ``seed``); a splitter with a ``split(X, y)`` method
         (called with a placeholder X of shape (n, 1) and the encoded labels: splitters that need
@@ -323,8 +326,8 @@ def resolve_folds(cv, y, seed=0, *, arg_name: str = "cv", sample_weight=None):
             raise ValueError(f"{arg_name}: split {k} has an empty test set")
         folds[test] = k
         member = np.zeros(n, bool)
-        member[train] = True
-        if member[test].any() or member.sum() + test.size != n or train.size != member.sum():
+        member[train] = True  # train and test hold no repeats (`_split_indices`)
+        if member[test].any() or train.size + test.size != n:
             raise ValueError(
                 f"{arg_name}: split {k}'s training set is not the complement of its test set; "
                 f"the folds' training statistics are the total minus the test part, so each "

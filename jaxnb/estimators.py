@@ -99,6 +99,12 @@ def undefined_scores_error(rows, dtype, what="X rows", detail=""):
     )
 
 
+def _decision_scores(scores):
+    """scikit-learn's decision function from per-class scores (n, c), NumPy or JAX: the log odds
+    of class 1 against class 0 (n,) with two classes, the scores themselves otherwise."""
+    return scores[:, 1] - scores[:, 0] if scores.shape[-1] == 2 else scores
+
+
 def _check_scores(scores, values):
     """Predictions never return NaN posteriors or an arbitrary argmax: rows found by
     `undefined_score_rows` raise, with the largest continuous value of those rows."""
@@ -428,10 +434,7 @@ class BaseNB:
         that take a decision function (``scoring="roc_auc"``, ``roc_curve``) rank by it. With more
         classes: the per-class scores (n, c) of `predict_joint_log_proba`.
         """
-        scores = self._bucketed_scores(X)
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
+        return _decision_scores(self._bucketed_scores(X))
 
     def predict_log_proba(self, X):
         """Log posterior probabilities (n, c), columns in the order of ``classes_``."""

@@ -61,7 +61,12 @@ from jax import lax
 from ._dtypes import float_dtype
 from ._matmul import einsum
 from .data import _frame_names, _is_pandas_df, _user_stacklevel, check_feature_names
-from .estimators import NaiveBayes, undefined_score_rows, undefined_scores_error
+from .estimators import (
+    NaiveBayes,
+    _decision_scores,
+    undefined_score_rows,
+    undefined_scores_error,
+)
 from .suffstats import (
     SuffStats,
     _block_sums,
@@ -1426,8 +1431,8 @@ def _finish_scores(s, *, method):
         return jnp.argmax(s, axis=-1).astype(jnp.int32), undefined
     if method == "predict_joint_log_proba":
         return s, undefined
-    if method == "decision_function":  # scikit-learn's convention, as `BaseNB.decision_function`
-        return (s[:, 1] - s[:, 0] if s.shape[-1] == 2 else s), undefined
+    if method == "decision_function":
+        return _decision_scores(s), undefined
     lp = jax.nn.log_softmax(s, axis=-1)
     return (lp if method == "predict_log_proba" else jnp.exp(lp)), undefined
 

@@ -410,9 +410,10 @@ class FeatureEncoder:
                 vals = [v for v in col if not _is_missing_obj(v)]
                 self._check_missing_obj(col, j)
                 try:
-                    cats = _sort_labels(set(vals))
-                except TypeError:
+                    distinct = set(vals)
+                except TypeError:  # a dict or list among the labels
                     raise _unhashable_error(f"column {j}", vals) from None
+                cats = _sort_labels(distinct)
                 if given is not None and given[t] is not None and given[t] < len(cats):
                     raise ValueError(
                         f"n_states[{t}]={given[t]} but column {j} has {len(cats)} distinct labels"
@@ -780,9 +781,10 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
         )
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf; every sample needs a class label")
-    if arr.dtype.kind == "f" and arr.size and (arr != np.round(arr)).any():
+    fractional = arr != np.round(arr) if arr.dtype.kind == "f" else None
+    if fractional is not None and fractional.any():
         # a continuous target would become one class per distinct value (scikit-learn refuses it)
-        bad = arr[arr != np.round(arr)][0]
+        bad = arr[fractional][0]
         raise ValueError(
             f"{name} holds non-integer floats (e.g. {float(bad)!r}): a continuous target, not "
             f"class labels; these are classifiers. If the values really are labels, pass them "
@@ -803,9 +805,10 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
         classes, y_enc = np.unique(arr, return_inverse=True)
     except TypeError:
         try:
-            classes = _sort_labels(set(arr.tolist()))
-        except TypeError:
+            distinct = set(arr.tolist())
+        except TypeError:  # a dict or list among the labels
             raise _unhashable_error(name, arr.tolist()) from None
+        classes = _sort_labels(distinct)
         lookup = {v: i for i, v in enumerate(classes)}
         y_enc = np.array([lookup[v] for v in arr])
     return classes, y_enc.astype(np.int32)

@@ -212,11 +212,10 @@ def test_binary_decision_function_is_the_log_odds_so_auc_scorers_rank_by_it():
     assert len(m3.classes_) == 3
     np.testing.assert_array_equal(m3.decision_function(Xd), m3.predict_joint_log_proba(Xd))
 
-    sklearn = pytest.importorskip("sklearn")
+    pytest.importorskip("sklearn")
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 
-    del sklearn
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
     got = cross_val_score(jaxnb.NaiveBayes(), Xc, labels, scoring="roc_auc", cv=cv)
     want = []

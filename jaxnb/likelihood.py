@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._checks import check_array_range, concrete
 from ._matmul import einsum, matmul
 from .params import NBParams
 from .suffstats import _onehot_block, _onehot_layout, state_offsets, state_segments
@@ -40,6 +41,116 @@ __all__ = [
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
+def _dtype_kind(a) -> str:
+    return np.dtype(a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype).kind
+
+
+def _column_max(codes):
+    """Per-column maximum of concrete codes, reduced where they live (an accelerator-resident
+    array is not copied back to the host whole)."""
+    if isinstance(codes, jax.Array) and any(d.platform != "cpu" for d in codes.devices()):
+        return np.asarray(jax.device_get(jnp.max(codes, axis=0)))
+    return np.asarray(codes).max(axis=0)
+
+
+def _check_rows(params: NBParams, codes, values, weights=None, bias=None) -> None:
+    """The rows and combination arguments of `log_joint` and `log_contributions`.
+
+    Shapes and dtypes are static, so they are checked always (at trace time under ``jit``); the
+    code range only for concrete codes. A code >= n_states would otherwise score silently: as a
+    missing value in `log_joint` and in `log_contributions` (traced calls still do that).
+    """
+    n_states, r, c = params.n_states, params.mean.shape[-1], params.n_classes
+    q, p = len(n_states), len(n_states) + params.mean.shape[-1]
+    cs, vs = np.shape(codes), np.shape(values)
+    if len(cs) != 2 or cs[1] != q:
+        raise ValueError(
+            f"codes must have shape (n, {q}), one column per discrete predictor of params "
+            f"(params.n_states = {n_states}); got {cs}"
+        )
+    if vs != (cs[0], r):
+        raise ValueError(
+            f"values must have shape ({cs[0]}, {r}): the rows of codes, one column per continuous "
+            f"predictor of params (params.mean has shape {params.mean.shape}); got {vs}"
+        )
+    if q and _dtype_kind(codes) not in "iu":
+        raise TypeError(
+            f"codes must be integer state codes (negative = missing); got dtype "
+            f"{np.dtype(codes.dtype) if hasattr(codes, 'dtype') else np.asarray(codes).dtype}. "
+            "Encode discrete columns first (a float cast would truncate)"
+        )
+    _check_combination(p, c, weights, bias)
+    if q and cs[0] and concrete(codes):
+        over = _column_max(codes) >= np.asarray(n_states)
+        if over.any():
+            col = int(np.flatnonzero(over)[0])
+            raise ValueError(
+                f"codes[:, {col}] holds {int(_column_max(codes)[col])} but params.n_states[{col}] "
+                f"= {n_states[col]}; codes must lie in [0, n_states) (negative = missing)"
+            )
+
+
+def _check_combination(p, c, weights, bias) -> None:
+    """Static shapes of combination weights, (p,) or (p, c), and of a bias, (c,)."""
+    if weights is not None and np.shape(weights) not in ((p,), (p, c)):
+        raise ValueError(
+            f"weights must have shape ({p},) (one per predictor) or ({p}, {c}) (one per predictor "
+            f"and class); got {np.shape(weights)}"
+        )
+    if bias is not None:
+        try:
+            ok = np.broadcast_shapes(np.shape(bias), (c,)) == (c,)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"bias must have shape ({c},), one per class; got {np.shape(bias)}")
+
+
+def _check_scored(name, scores, y, weight, divides=None) -> None:
+    """``y`` (and ``weight``) against per-class scores (..., n, c): shapes and the label dtype
+    always, label range and weights when concrete. ``divides``: what the weight sum divides (then
+    it must be positive). Without the checks an out-of-range label gives NaN or an error rate of 1
+    silently (``take_along_axis`` fills), and a negative weight a meaningless mean."""
+    shape = np.shape(scores)
+    rows, c = shape[:-1], shape[-1]
+    try:
+        ok = np.broadcast_shapes(np.shape(y), rows) == rows
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"y must have shape {name}.shape[:-1] = {rows}, one class code per row; got "
+            f"{np.shape(y)}"
+        )
+    if _dtype_kind(y) not in "iu":
+        raise TypeError(
+            f"y must hold integer class codes in [0, {c}); got dtype "
+            f"{np.dtype(y.dtype) if hasattr(y, 'dtype') else np.asarray(y).dtype}"
+        )
+    if concrete(y) and np.size(y):
+        yy = np.asarray(y)
+        if yy.min() < 0 or yy.max() >= c:
+            raise ValueError(
+                f"y must hold class codes in [0, c={c}) (c = {name}.shape[-1]); got range "
+                f"[{yy.min()}, {yy.max()}]"
+            )
+    if weight is None:
+        return
+    try:
+        ok = np.broadcast_shapes(np.shape(weight), rows) == rows
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"weight must have shape {name}.shape[:-1] = {rows}, one weight per row; got "
+            f"{np.shape(weight)}"
+        )
+    if concrete(weight):
+        check_array_range("weight", weight, 0.0, fix="sample weights are finite and >= 0")
+        if divides and np.size(weight) and not (np.asarray(weight, np.float64).sum(-1) > 0).all():
+            raise ValueError(f"weight must have a positive sum ({divides}); got all-zero weights")
+
+
 def _log_cpt(cpt):
     """log θ with log 0 = −inf and a zero (not NaN) gradient at θ = 0 cells (alpha = 0): a cell no
     row uses must not turn grad(loss) NaN through 0 · d log θ / dθ = 0 · inf."""
@@ -52,7 +163,9 @@ def _discrete_contributions(params: NBParams, codes):
     if not params.n_states:
         return jnp.zeros(codes.shape[:1] + (0, params.n_classes), params.cpt.dtype)
     off = jnp.asarray(state_offsets(params.n_states))
-    miss = codes < 0
+    # a code >= n_states (refused eagerly by `_check_rows`) is missing here too, as in `log_joint`'s
+    # one-hot, instead of gathering a cell of the next predictor
+    miss = (codes < 0) | (codes >= jnp.asarray(params.n_states, codes.dtype)[None, :])
     flat = jnp.where(miss, 0, codes) + off[None, :]
     logc = _log_cpt(params.cpt)[flat]
     return jnp.where(miss[..., None], 0.0, logc)
@@ -69,7 +182,13 @@ def _gaussian_contributions(params: NBParams, values):
 
 
 def log_contributions(params: NBParams, codes, values):
-    r"""Per-predictor log-contributions L (n, p, c), predictor order [discrete, continuous]."""
+    r"""Per-predictor log-contributions L (n, p, c), predictor order [discrete, continuous].
+
+    ``codes`` (n, q) integer state codes (negative = missing), ``values`` (n, r) (NaN = missing);
+    eager calls check their shapes and that every code is below its ``params.n_states``.
+    """
+    _check_rows(params, codes, values)
+    codes, values = jnp.asarray(codes), jnp.asarray(values)
     return jnp.concatenate(
         [_discrete_contributions(params, codes), _gaussian_contributions(params, values)], axis=1
     )
@@ -83,6 +202,11 @@ def combine(L, weights=None, bias=None):
       weights: None (NB), (p,) per-predictor or (p, c) per-predictor-per-class weights.
       bias: optional (c,) bias (the log prior for NB-type rules).
     """
+    if np.ndim(L) != 3:
+        raise ValueError(
+            f"L must have shape (n, p, c), as `log_contributions` returns; got {np.shape(L)}"
+        )
+    _check_combination(L.shape[1], L.shape[2], weights, bias)
     W = _weights_pc(weights, L.shape[1], L.shape[2], L.dtype)
     s = einsum("npc,pc->nc", L, W)
     return s if bias is None else s + jnp.broadcast_to(bias, s.shape)
@@ -118,6 +242,8 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
         element at a time (3000 rows x 20 Gaussian predictors x a 20-point path: about 4x
         less evaluation time on CPU).
     """
+    _check_rows(params, codes, values, weights, bias)
+    codes, values = jnp.asarray(codes), jnp.asarray(values)
     c = params.n_classes
     n_states = params.n_states
     q = len(n_states)
@@ -288,25 +414,37 @@ def _wmean(x, weight):
 
 
 def _true_class(log_post, y):
+    y = jnp.broadcast_to(y, log_post.shape[:-1])
     return jnp.take_along_axis(log_post, y[..., None], axis=-1)[..., 0]
 
 
+_MEAN = "it divides the weighted mean"
+
+
 def error_rate(log_post, y, weight=None):
-    """Weighted fraction of rows whose argmax class differs from y."""
+    """Weighted fraction of rows whose argmax class differs from y.
+
+    ``y`` holds integer class codes in [0, c) and ``weight`` finite weights >= 0 with a positive
+    sum, one per row of ``log_post`` (..., n, c); eager calls check them (as do the other losses).
+    """
+    _check_scored("log_post", log_post, y, weight, _MEAN)
     return _wmean((predict(log_post) != y).astype(log_post.dtype), weight)
 
 
 def error_probability(log_post, y, weight=None):
     r"""(1/N) Σ_r (1 − P(Y = y_r | x_r)) — ESANN's smooth surrogate of the error rate."""
+    _check_scored("log_post", log_post, y, weight, _MEAN)
     return _wmean(1.0 - jnp.exp(_true_class(log_post, y)), weight)
 
 
 def log_loss(log_post, y, weight=None):
     r"""−(1/N) Σ_r log P(Y = y_r | x_r) (negative conditional log-likelihood per row)."""
+    _check_scored("log_post", log_post, y, weight, _MEAN)
     return -_wmean(_true_class(log_post, y), weight)
 
 
 def joint_log_likelihood(log_joint_scores, y, weight=None):
     r"""Σ_r w_r log P(x_r, y_r): the generative log-likelihood NB maximizes."""
+    _check_scored("log_joint_scores", log_joint_scores, y, weight)
     lj = _true_class(log_joint_scores, y)
     return lj.sum(-1) if weight is None else (lj * weight).sum(-1)

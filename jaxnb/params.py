@@ -71,8 +71,21 @@ def _normalize_blocks(counts, n_states):
     return jnp.where(tot > 0, counts / jnp.where(tot > 0, tot, 1.0), 1.0 / size)
 
 
-def _check_smoothing(alpha, var_smoothing):
-    """Eager checks of the smoothing constants (skipped for traced values)."""
+def _check_smoothing(alpha, var_smoothing, stats: SuffStats):
+    """Shapes of the smoothing constants (static) and their ranges (skipped for traced values)."""
+    for name, value, shape, what in (
+        ("alpha", alpha, stats.counts.shape, "the CPT shape (K, c)"),
+        ("var_smoothing", var_smoothing, stats.m2.shape[:-2] + stats.m2.shape[-1:], "(r,)"),
+    ):
+        try:
+            ok = np.broadcast_shapes(np.shape(value), shape) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"{name} must be a scalar (or broadcast to {what} = {shape}); got shape "
+                f"{np.shape(value)}"
+            )
     if concrete(alpha):
         check_array_range("alpha", alpha, 0.0, fix="it is a Lidstone pseudo-count")
     if concrete(var_smoothing):
@@ -94,7 +107,7 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
       var_smoothing: variance floor as a fraction of the pooled variance.
       priors: optional fixed class prior (c,); default the empirical class frequencies.
     """
-    _check_smoothing(alpha, var_smoothing)
+    _check_smoothing(alpha, var_smoothing, stats)
     cpt = (
         _normalize_blocks(stats.counts + alpha, stats.n_states) if stats.n_states else stats.counts
     )
@@ -117,7 +130,7 @@ def fit_marginal(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -
     floor as `fit_mle`). With Ω_i = Ω⁽⁰⁾_i predictor i contributes the same term to every class and
     drops out of the posterior exactly.
     """
-    _check_smoothing(alpha, var_smoothing)
+    _check_smoothing(alpha, var_smoothing, stats)
     c = stats.n_classes
     if stats.n_states:
         tot = stats.counts.sum(-1, keepdims=True) + alpha
@@ -148,6 +161,12 @@ def interpolate(omega1: NBParams, omega0: NBParams, alpha) -> NBParams:
       omega1, omega0: the MLE and marginal parameters.
       alpha: (p,) interpolation coefficients in [0, 1], order [discrete..., continuous...].
     """
+    p = omega1.n_predictors
+    if np.shape(alpha) != (p,):
+        raise ValueError(
+            f"alpha must have shape ({p},), one coefficient per predictor (order [discrete..., "
+            f"continuous...]); got {np.shape(alpha)}"
+        )
     if concrete(alpha):
         check_array_range("alpha", alpha, 0.0, 1.0, fix="interpolation coefficients lie in [0, 1]")
     a_rows, a_cont = predictor_alpha_rows(alpha, omega1.n_states)

@@ -4,6 +4,8 @@ boolean hyper-parameters, unsorted classes in `fit_from_stats`, huge or non-inte
 estimators, 2-D targets, and the functional core's eager checks (`fit_stats`, `fit_mle`,
 `interpolate`), which must stay out of traced code."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -266,3 +268,104 @@ def test_smoothing_and_interpolation_ranges():
     # traced: no check, same arithmetic (e.g. a gradient through the interpolation)
     g = jax.grad(lambda a: jnp.sum(interpolate(o1, o0, a).cpt))(jnp.full(3, 0.5))
     assert g.shape == (3,) and np.isfinite(np.asarray(g)).all()
+
+
+def _scored_model(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 3, (n, 2))
+    values = rng.normal(size=(n, 3))
+    y = rng.integers(0, 2, n)
+    st = fit_stats(codes, values, y, n_states=(3, 3), n_classes=2)
+    return fit_mle(st), fit_marginal(st), codes, values, y
+
+
+_P, _P0, _CODES, _VALUES, _Y = _scored_model()
+_LP = np.asarray(jaxnb.log_posterior(_P, _CODES, _VALUES))
+_L = np.asarray(jaxnb.log_contributions(_P, _CODES, _VALUES))
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: jaxnb.log_joint(_P, _CODES + 3, _VALUES), ValueError, r"codes\[:, 0\] holds 5"),
+        (lambda: jaxnb.log_contributions(_P, _CODES + 3, _VALUES), ValueError, "n_states"),
+        (lambda: jaxnb.log_posterior(_P, _CODES * 1.0, _VALUES), TypeError, "integer state code"),
+        (lambda: jaxnb.log_joint(_P, _CODES[:, :1], _VALUES), ValueError, r"codes must .*\(n, 2\)"),
+        (lambda: jaxnb.log_joint(_P, _CODES, _VALUES[:30]), ValueError, r"values must .*\(40, 3\)"),
+        (lambda: jaxnb.log_joint(_P, _CODES, _VALUES[0]), ValueError, r"values must .*got \(3,\)"),
+        (lambda: jaxnb.log_joint(_P, _CODES, _VALUES, np.ones(4)), ValueError, r"weights .*\(5,\)"),
+        (lambda: jaxnb.log_joint(_P, _CODES, _VALUES, None, np.ones(3)), ValueError, "bias must"),
+        (lambda: jaxnb.combine(_L, np.ones((5, 3))), ValueError, r"weights .*\(5, 2\)"),
+        (lambda: jaxnb.combine(_L[0]), ValueError, r"L must have shape \(n, p, c\)"),
+        (lambda: jaxnb.error_rate(_LP, _Y + 2), ValueError, r"class codes in \[0, c=2\)"),
+        (lambda: jaxnb.log_loss(_LP, _Y + 2), ValueError, r"got range \[2, 3\]"),
+        (lambda: jaxnb.error_probability(_LP, -_Y - 1), ValueError, r"class codes"),
+        (lambda: jaxnb.joint_log_likelihood(_LP, _Y + 5), ValueError, r"class codes"),
+        (lambda: jaxnb.log_loss(_LP, _Y * 1.0), TypeError, "integer class codes"),
+        (lambda: jaxnb.log_loss(_LP, _Y[:10]), ValueError, r"y must have shape .*\(40,\)"),
+        (lambda: jaxnb.log_loss(_LP, _Y, -np.ones(40)), ValueError, "weight must be finite"),
+        (lambda: jaxnb.error_rate(_LP, _Y, np.zeros(40)), ValueError, "positive sum"),
+        (lambda: jaxnb.error_rate(_LP, _Y, np.ones(3)), ValueError, "one weight per row"),
+        (lambda: interpolate(_P, _P0, np.ones(7)), ValueError, r"alpha must have shape \(5,\)"),
+        (lambda: interpolate(_P, _P0, 0.5), ValueError, r"alpha must have shape \(5,\)"),
+        (
+            lambda: fit_mle(
+                jaxnb.fit_stats(_CODES, _VALUES, _Y, n_states=(3, 3), n_classes=2), np.ones(3)
+            ),
+            ValueError,
+            r"alpha must be a scalar .*\(6, 2\)",
+        ),
+    ],
+)
+def test_scoring_core_checks_rows_labels_and_shapes(call, error, match):
+    # before: NaN or an error rate of 1 for out-of-range labels, a score for float or out-of-range
+    # codes, and JAX's broadcasting errors (naming no argument) for wrong shapes
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_scoring_core_checks_accept_valid_input_and_stay_out_of_traced_code():
+    np.testing.assert_allclose(
+        _LP, jax.nn.log_softmax(jaxnb.combine(_L, None, _P.log_prior), -1), rtol=1e-10
+    )
+    # missing codes (negative) are valid; batched scores take y of their leading shape
+    codes = _CODES.copy()
+    codes[0, 1] = -1
+    assert np.isfinite(np.asarray(jaxnb.log_joint(_P, codes, _VALUES))).all()
+    lp2 = np.stack([_LP, _LP[::-1]])
+    np.testing.assert_allclose(
+        jaxnb.log_loss(lp2, np.stack([_Y, _Y[::-1]])), jaxnb.log_loss(_LP, _Y), rtol=1e-12
+    )
+    # traced: the value checks are skipped, so jit/vmap/grad work as before
+    g = jax.grad(lambda v: jaxnb.log_loss(jaxnb.log_posterior(_P, _CODES, v), _Y))(_VALUES)
+    assert g.shape == _VALUES.shape and np.isfinite(np.asarray(g)).all()
+    per_fold = jax.vmap(lambda w: jaxnb.error_rate(jnp.asarray(_LP), _Y, w))(
+        jnp.asarray(np.eye(2)[np.arange(40) % 2].T)
+    )
+    assert per_fold.shape == (2,)
+    # traced out-of-range codes count as missing in both scoring paths (log_contributions used
+    # to gather a cell of the next predictor's block)
+    oob = _CODES.copy()
+    oob[:, 0] = 7
+    miss = oob.copy()
+    miss[:, 0] = -1
+    lj = jax.jit(jaxnb.log_joint)(_P, oob, _VALUES)
+    lc = jax.jit(jaxnb.log_contributions)(_P, oob, _VALUES)
+    np.testing.assert_allclose(lj, jaxnb.log_joint(_P, miss, _VALUES), rtol=1e-12)
+    np.testing.assert_allclose(lc, jaxnb.log_contributions(_P, miss, _VALUES), rtol=1e-12)
+    # the static checks run at trace time too
+    with pytest.raises(TypeError, match="integer state codes"):
+        jax.jit(jaxnb.log_joint)(_P, _CODES * 1.0, _VALUES)
+
+
+def test_core_scoring_with_int64_numpy_codes_warns_nothing_in_float32_mode():
+    # the one-hot used jnp.arange(dtype=codes.dtype): int64 NumPy codes raised JAX's "int64 is not
+    # available, truncated to int32" UserWarning at every eager call without jax_enable_x64
+    with jax.enable_x64(False):
+        st = jaxnb.fit_stats(_CODES, _VALUES, _Y, n_states=(3, 3), n_classes=2)
+        p = jaxnb.fit_mle(st)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            lp = jaxnb.log_posterior(p, _CODES, _VALUES)
+    assert lp.dtype == jnp.float32
+    np.testing.assert_allclose(lp, _LP, atol=1e-4)

@@ -689,8 +689,10 @@ class NaiveBayes(BaseNB):
             cls_all = classes if classes is not None else y
             cls, _ = encode_labels(cls_all, None, name="classes" if classes is not None else "y")
             if len(cls) < 2:
+                only = ", ".join(map(repr, np.asarray(cls).tolist()))
                 raise ValueError(
-                    "partial_fit needs at least two classes; pass classes=[...] on the first call"
+                    f"{'y' if classes is None else 'classes'} has only one class ({only}); "
+                    "partial_fit needs at least two classes: pass classes=[...] on the first call"
                 )
             self.classes_ = cls
             self.encoder_ = enc

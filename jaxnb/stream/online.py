@@ -997,9 +997,11 @@ class OnlineWeightedNB(BaseNB):
             else:
                 labels, _ = encode_labels(classes, None, name="classes")
             if len(labels) < 2:
+                only = ", ".join(map(repr, np.asarray(labels).tolist()))
                 raise ValueError(
-                    "online NB needs at least two classes; pass classes=[...] on the "
-                    "first partial_fit call"
+                    f"{'y' if classes is None else 'classes'} has only one class ({only}); "
+                    "online NB needs at least two classes: pass classes=[...] on the first "
+                    "partial_fit call"
                 )
             yi = self._encode_y(y, X.shape[0], labels)  # before any state is set
             self.classes_ = labels

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._checks import concrete
 from ._dtypes import float_dtype
 from ._matmul import einsum, matmul
 
@@ -362,10 +363,27 @@ def merge(a: SuffStats, b: SuffStats) -> SuffStats:
     return SuffStats(a.class_weight + b.class_weight, a.counts + b.counts, w, mean, m2, a.n_states)
 
 
+def _check_contained(total: SuffStats, part: SuffStats, tol: float) -> None:
+    """Concrete statistics only: ``part`` holds no more weight than ``total`` in any cell (beyond
+    round-off). The remainder's negative cells would otherwise be clamped to 0 silently."""
+    for name in ("class_weight", "counts", "weight"):
+        t = np.asarray(getattr(total, name), np.float64)
+        p = np.asarray(getattr(part, name), np.float64)
+        over = p - t > tol * np.maximum(np.abs(t), np.abs(p))
+        if over.any():
+            at = tuple(int(i) for i in np.argwhere(over)[0])
+            raise ValueError(
+                f"part holds more weight than total in {name}[{', '.join(map(str, at))}] "
+                f"({p[at]:g} > {t[at]:g}): subtract(total, part) removes rows that total "
+                "contains (total = merge(part, rest)); pass the statistics in that order"
+            )
+
+
 def subtract(total: SuffStats, part: SuffStats) -> SuffStats:
     """Statistics of ``total`` with the rows of ``part`` removed (inverse of `merge`).
 
     Used for K-fold CV: training statistics of fold k = total - fold k, so all folds cost one pass.
+    Eager calls check that ``part`` is no larger than ``total`` in any cell.
     """
     _check_compatible(total, part)
     na = total.weight - part.weight
@@ -373,6 +391,8 @@ def subtract(total: SuffStats, part: SuffStats) -> SuffStats:
     # another order) gets weight 0, mean 0 and m2 0. The test is relative to each total: weights
     # of any scale (e.g. normalised to sum 1) keep every training cell they have
     tol = max(1e-12, 64 * float(jnp.finfo(jnp.result_type(na)).eps))
+    if concrete(*jax.tree.leaves((total, part))):
+        _check_contained(total, part, tol)
     pos = na > tol * total.weight
     safe = jnp.where(pos, na, 1.0)
     mean = jnp.where(pos, (total.weight * total.mean - part.weight * part.mean) / safe, 0.0)

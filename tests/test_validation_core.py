@@ -369,3 +369,28 @@ def test_core_scoring_with_int64_numpy_codes_warns_nothing_in_float32_mode():
             lp = jaxnb.log_posterior(p, _CODES, _VALUES)
     assert lp.dtype == jnp.float32
     np.testing.assert_allclose(lp, _LP, atol=1e-4)
+
+
+def test_subtract_refuses_a_part_larger_than_the_total():
+    codes, values, y = _CODES, _VALUES, _Y
+    total = jaxnb.fit_stats(codes, values, y, n_states=(3, 3), n_classes=2)
+    part = jaxnb.fit_stats(codes[:15], values[:15], y[:15], n_states=(3, 3), n_classes=2)
+    rest = jaxnb.subtract(total, part)
+    ref = jaxnb.fit_stats(codes[15:], values[15:], y[15:], n_states=(3, 3), n_classes=2)
+    np.testing.assert_allclose(rest.counts, ref.counts, atol=1e-12)
+    np.testing.assert_allclose(rest.m2, ref.m2, rtol=1e-9)
+    # the arguments swapped: every cell of the "remainder" was clamped to 0 silently before
+    with pytest.raises(ValueError, match=r"part holds more weight than total in class_weight\["):
+        jaxnb.subtract(part, total)
+    # float32 statistics of the same rows summed in another order are not refused (round-off)
+    with jax.enable_x64(False):
+        w = np.random.default_rng(3).uniform(0.1, 3.0, 40).astype(np.float32)
+        tot32 = jaxnb.fit_stats(codes, values, y, w, n_states=(3, 3), n_classes=2)
+        rev = jaxnb.fit_stats(
+            codes[::-1], values[::-1], y[::-1], w[::-1], n_states=(3, 3), n_classes=2
+        )
+        empty = jaxnb.subtract(tot32, rev)
+        assert float(np.abs(np.asarray(empty.class_weight)).max()) == 0.0
+    # traced: no check (the clamped remainder, as before)
+    clamped = jax.jit(jaxnb.subtract)(part, total)
+    assert float(np.asarray(clamped.class_weight).max()) == 0.0

@@ -53,7 +53,7 @@ def _column_max(codes):
     return np.asarray(codes).max(axis=0)
 
 
-def _check_rows(params: NBParams, codes, values, weights=None, bias=None) -> None:
+def _check_rows(params: NBParams, codes, values, weights=None, bias=None, name="params") -> None:
     """The rows and combination arguments of `log_joint` and `log_contributions`.
 
     Shapes and dtypes are static, so they are checked always (at trace time under ``jit``); the
@@ -65,13 +65,13 @@ def _check_rows(params: NBParams, codes, values, weights=None, bias=None) -> Non
     cs, vs = np.shape(codes), np.shape(values)
     if len(cs) != 2 or cs[1] != q:
         raise ValueError(
-            f"codes must have shape (n, {q}), one column per discrete predictor of params "
-            f"(params.n_states = {n_states}); got {cs}"
+            f"codes must have shape (n, {q}), one column per discrete predictor of {name} "
+            f"({name}.n_states = {n_states}); got {cs}"
         )
     if vs != (cs[0], r):
         raise ValueError(
             f"values must have shape ({cs[0]}, {r}): the rows of codes, one column per continuous "
-            f"predictor of params (params.mean has shape {params.mean.shape}); got {vs}"
+            f"predictor of {name} ({name}.mean has shape {params.mean.shape}); got {vs}"
         )
     if q and _dtype_kind(codes) not in "iu":
         raise TypeError(
@@ -85,7 +85,7 @@ def _check_rows(params: NBParams, codes, values, weights=None, bias=None) -> Non
         if over.any():
             col = int(np.flatnonzero(over)[0])
             raise ValueError(
-                f"codes[:, {col}] holds {int(_column_max(codes)[col])} but params.n_states[{col}] "
+                f"codes[:, {col}] holds {int(_column_max(codes)[col])} but {name}.n_states[{col}] "
                 f"= {n_states[col]}; codes must lie in [0, n_states) (negative = missing)"
             )
 
@@ -107,19 +107,25 @@ def _check_combination(p, c, weights, bias) -> None:
 
 
 def _check_scored(name, scores, y, weight, divides=None) -> None:
-    """``y`` (and ``weight``) against per-class scores (..., n, c): shapes and the label dtype
-    always, label range and weights when concrete. ``divides``: what the weight sum divides (then
-    it must be positive). Without the checks an out-of-range label gives NaN or an error rate of 1
-    silently (``take_along_axis`` fills), and a negative weight a meaningless mean."""
+    """``y`` (and ``weight``) against per-class scores (..., n, c): see `check_labels`."""
     shape = np.shape(scores)
-    rows, c = shape[:-1], shape[-1]
+    check_labels(shape[:-1], shape[-1], y, weight, name=name, divides=divides)
+
+
+def check_labels(rows, c, y, weight=None, *, name, divides=None) -> None:
+    """``y`` (and ``weight``) of rows of shape ``rows`` scored over ``c`` classes: shapes and the
+    label dtype always, label range and weights when concrete. ``name``: what the rows belong to
+    (for the messages); ``divides``: what the weight sum divides (then it must be positive).
+    Without the checks an out-of-range label gives NaN or an error rate of 1 (or 0) silently
+    (``take_along_axis`` fills, a one-hot drops it), and a negative weight a meaningless mean."""
+    rows = tuple(rows)
     try:
         ok = np.broadcast_shapes(np.shape(y), rows) == rows
     except ValueError:
         ok = False
     if not ok:
         raise ValueError(
-            f"y must have shape {name}.shape[:-1] = {rows}, one class code per row; got "
+            f"y must have shape {rows} (the rows of {name}), one class code per row; got "
             f"{np.shape(y)}"
         )
     if _dtype_kind(y) not in "iu":
@@ -131,7 +137,7 @@ def _check_scored(name, scores, y, weight, divides=None) -> None:
         yy = np.asarray(y)
         if yy.min() < 0 or yy.max() >= c:
             raise ValueError(
-                f"y must hold class codes in [0, c={c}) (c = {name}.shape[-1]); got range "
+                f"y must hold class codes in [0, c={c}) (the classes of {name}); got range "
                 f"[{yy.min()}, {yy.max()}]"
             )
     if weight is None:
@@ -142,7 +148,7 @@ def _check_scored(name, scores, y, weight, divides=None) -> None:
         ok = False
     if not ok:
         raise ValueError(
-            f"weight must have shape {name}.shape[:-1] = {rows}, one weight per row; got "
+            f"weight must have shape {rows} (the rows of {name}), one weight per row; got "
             f"{np.shape(weight)}"
         )
     if concrete(weight):

@@ -394,3 +394,47 @@ def test_subtract_refuses_a_part_larger_than_the_total():
     # traced: no check (the clamped remainder, as before)
     clamped = jax.jit(jaxnb.subtract)(part, total)
     assert float(np.asarray(clamped.class_weight).max()) == 0.0
+
+
+def _search_cases():
+    from jaxnb.methods.selective import phase_floating_path, selective_path
+    from jaxnb.methods.stagewise import fsnb_path, n_units
+
+    kw = dict(max_iter=5, k_max=n_units(0.025))
+
+    def fs(codes=_CODES, values=_VALUES, y=_Y, weight=None, omega0=_P0):
+        return lambda: fsnb_path(_P, omega0, codes, values, y, weight, **kw)
+
+    def sel(L=_L, bias=_P.log_prior, y=_Y, weight=None, search=selective_path):
+        return lambda: search(L, bias, y, weight)
+
+    other = fit_marginal(jaxnb.fit_stats(_CODES, _VALUES[:, :2], _Y, n_states=(3, 3), n_classes=2))
+    return [
+        (fs(y=_Y + 2), ValueError, r"class codes in \[0, c=2\) .*got range \[2, 3\]"),
+        (fs(y=_Y * 1.0), TypeError, "integer class codes"),
+        (fs(y=_Y[:10]), ValueError, r"y must have shape \(40,\)"),
+        (fs(codes=_CODES + 3), ValueError, r"omega1.n_states\[0\] = 3"),
+        (fs(values=_VALUES[:, :2]), ValueError, r"values must have shape \(40, 3\)"),
+        (fs(weight=-np.ones(40)), ValueError, "weight must be finite"),
+        (fs(weight=np.zeros(40)), ValueError, "positive sum"),
+        (fs(omega0=other), ValueError, "omega0 must describe the same predictors"),
+        (sel(y=_Y + 2), ValueError, r"class codes in \[0, c=2\)"),
+        (sel(y=_Y + 2, search=phase_floating_path), ValueError, r"class codes in \[0, c=2\)"),
+        (sel(y=_Y * 1.0), TypeError, "integer class codes"),
+        (sel(y=_Y[:10]), ValueError, r"y must have shape \(40,\)"),
+        (sel(L=_L[0]), ValueError, r"L must have shape \(n, p, c\)"),
+        (sel(bias=np.zeros(3)), ValueError, r"bias must have shape \(2,\)"),
+        (sel(weight=np.ones(7)), ValueError, r"weight must have shape \(40,\)"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(15))
+def test_search_cores_check_rows_and_labels(case):
+    # before: an out-of-range label counted as an error at every fsNB step (a path of error 1) and
+    # as always correct in the selective search (error 0); float labels and codes above n_states
+    # were used; wrong shapes gave reshape or broadcasting errors naming no argument
+    cases = _search_cases()
+    assert len(cases) == 15
+    call, error, match = cases[case]
+    with pytest.raises(error, match=match):
+        call()

@@ -90,6 +90,7 @@ from jax import lax
 
 from .._checks import check_array_range, concrete, jit_entry
 from .._matmul import einsum
+from ..likelihood import check_labels
 from ..params import NBParams
 from .stagewise import _candidate_criterion, _contributions, _gather
 
@@ -233,7 +234,9 @@ class _Scorer:
 
 def _check_path_args(args):
     """`jit_entry` hook of `selective_path` (tracers skipped): ``max_steps`` / ``max_features``
-    None or ints >= 1, one ``initial_mask`` entry per predictor, weights finite and >= 0."""
+    None or ints >= 1, the shapes of ``L``, ``bias``, ``y``, ``weight`` and ``initial_mask``,
+    integer labels in [0, c) (an out-of-range label used to be scored as always correct,
+    silently) and weights finite and >= 0."""
     max_steps, max_features = args.get("max_steps"), args.get("max_features")
     if max_steps is not None and (
         isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1
@@ -243,13 +246,31 @@ def _check_path_args(args):
         mf = np.asarray(max_features)
         if mf.ndim or mf.dtype.kind not in "iu" or int(mf) < 1:
             raise ValueError(f"max_features must be None or an int >= 1; got {max_features!r}")
-    p = np.shape(args["L"])[-2]
+    shape = np.shape(args["L"])
+    if len(shape) not in (3, 4):
+        raise ValueError(
+            f"L must have shape (n, p, c), or (K, n, p, c) with one slice per fold; got {shape}"
+        )
+    n, p, c = shape[-3:]
+    folds = ((shape[0],),) if len(shape) == 4 else ()
+    bias = args["bias"]
+    if np.shape(bias) not in ((c,),) + tuple(k + (c,) for k in folds):
+        raise ValueError(
+            f"bias must have shape ({c},) (the log prior), or (K, {c}) for L of shape "
+            f"(K, n, p, c); got {np.shape(bias)}"
+        )
+    check_labels((n,), c, args["y"], name="L")
+    weight = args.get("weight")
+    if weight is not None and np.shape(weight) not in ((n,),) + tuple(k + (n,) for k in folds):
+        raise ValueError(
+            f"weight must have shape ({n},), or (K, {n}) for L of shape (K, n, p, c); got "
+            f"{np.shape(weight)}"
+        )
     mask = args.get("initial_mask")
     if mask is not None and np.shape(mask) not in ((p,), ()):
         raise ValueError(
             f"initial_mask must have one entry per predictor ({p},); got {np.shape(mask)}"
         )
-    weight = args.get("weight")
     if weight is not None and concrete(weight):
         check_array_range("weight", weight, 0.0, fix="0/1 for folds and validation rows")
 

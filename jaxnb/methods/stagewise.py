@@ -57,7 +57,7 @@ import numpy as np
 from jax import lax
 
 from .._checks import concrete, jit_entry
-from ..likelihood import weighted_sum
+from ..likelihood import _check_rows, check_labels, weighted_sum
 from ..params import NBParams, fit_marginal, fit_mle
 from ..suffstats import state_offsets, state_segments
 from .nb import fit_stats
@@ -344,8 +344,28 @@ def _report_iteration(it, crit, n_active, since, criterion):
 
 def _check_path_args(args):
     """`jit_entry` hook of `fsnb_path`: concrete ε in (0, 1] with ``k_max = n_units(ε)``, patience
-    None or an int >= 1 (tracers, i.e. a caller's jit, are skipped)."""
+    None or an int >= 1 (tracers, i.e. a caller's jit, are skipped); the rows as
+    `jaxnb.log_contributions` and `jaxnb.error_rate` check them (shapes always; codes below
+    ``n_states``, labels in [0, c) and weights >= 0 with a positive sum when concrete: an
+    out-of-range label used to count as an error at every step, silently)."""
     epsilon, k_max, patience = args.get("epsilon", 0.025), args.get("k_max"), args.get("patience")
+    omega1, omega0 = args["omega1"], args["omega0"]
+    if omega0.n_states != omega1.n_states or np.shape(omega0.mean) != np.shape(omega1.mean):
+        raise ValueError(
+            "omega0 must describe the same predictors as omega1 (fit_marginal and fit_mle of the "
+            f"same statistics); got n_states {omega0.n_states} / {omega1.n_states} and means of "
+            f"shape {np.shape(omega0.mean)} / {np.shape(omega1.mean)}"
+        )
+    codes = args["codes"]
+    _check_rows(omega1, codes, args["values"], name="omega1")
+    check_labels(
+        np.shape(codes)[:1],
+        omega1.n_classes,
+        args["y"],
+        args.get("weight"),
+        name="codes",
+        divides="it divides the criterion",
+    )
     if concrete(epsilon):
         units = n_units(float(np.asarray(epsilon)))  # checks ε
         if isinstance(k_max, int | np.integer) and int(k_max) != units:

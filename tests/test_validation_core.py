@@ -438,3 +438,39 @@ def test_search_cores_check_rows_and_labels(case):
     call, error, match = cases[case]
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(y=_Y + 2), r"y must hold integer class codes in \[0, n_classes=2\)"),
+        (dict(codes=_CODES + 3), r"codes\[:, 0\] holds 5 but n_states\[0\] = 3"),
+        (dict(weight=-np.ones(40)), "weight must be finite and >= 0"),
+        (dict(alpha=-1.0), "alpha must be finite and within .*Lidstone"),
+        (dict(var_smoothing=np.nan), "var_smoothing must be finite"),
+    ],
+)
+def test_fit_nb_checks_rows_and_smoothing_like_fit_stats(kwargs, match):
+    # before: a plain jax.jit, so a label >= n_classes gave NaN parameters, a code >= n_states was
+    # dropped and a negative alpha was used, without a word
+    from jaxnb.methods.nb import fit_nb
+
+    args = dict(codes=_CODES, values=_VALUES, y=_Y, weight=None) | kwargs
+    with pytest.raises(ValueError, match=match):
+        fit_nb(**args, n_states=(3, 3), n_classes=2)
+
+
+def test_fit_nb_equals_fit_stats_then_fit_mle_and_stays_traceable():
+    from jaxnb.methods.nb import fit_nb, fit_reference_params
+
+    want = fit_mle(jaxnb.fit_stats(_CODES, _VALUES, _Y, n_states=(3, 3), n_classes=2), 0.5)
+    got = fit_nb(_CODES, _VALUES, _Y, None, 0.5, n_states=[3, 3], n_classes=2)  # a list is fine
+    for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    per_weight = jax.vmap(
+        lambda w: fit_nb(_CODES, _VALUES, _Y, w, n_states=(3, 3), n_classes=2).log_prior
+    )(jnp.ones((2, 40)))
+    assert per_weight.shape == (2, 2)
+    st = jaxnb.fit_stats(_CODES, _VALUES, _Y, n_states=(3, 3), n_classes=2)
+    with pytest.raises(ValueError, match="alpha must be finite"):
+        fit_reference_params(st, -0.5)

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import concrete
+from .._checks import check_array_range, concrete, jit_entry
 from .._dtypes import float_dtype
 from ..params import NBParams, fit_marginal, fit_mle
 from ..suffstats import SuffStats, accumulate
@@ -143,7 +143,26 @@ def _fit_stats(codes, values, y, weight=None, *, n_states, n_classes, block_size
     return accumulate(codes, values, Y, weight, n_states=n_states, block_size=block_size)
 
 
-@partial(jax.jit, static_argnames=("n_states", "n_classes", "block_size"))
+def _check_smoothing_values(args):
+    """Concrete ``alpha`` and ``var_smoothing`` >= 0 (their shapes are checked by `fit_mle` at
+    trace time)."""
+    alpha, var_smoothing = args.get("alpha", 1.0), args.get("var_smoothing", 1e-9)
+    if concrete(alpha):
+        check_array_range("alpha", alpha, 0.0, fix="it is a Lidstone pseudo-count")
+    if concrete(var_smoothing):
+        check_array_range("var_smoothing", var_smoothing, 0.0)
+
+
+def _fit_nb_check(args):
+    """`jit_entry` hook of `fit_nb`: the rows as `fit_stats` checks them, and the smoothing."""
+    n_states = _static_n_states(args["n_states"])
+    rows = tuple(args.get(k) for k in ("codes", "values", "y", "weight"))
+    if concrete(*rows):
+        _check_stats_inputs(*rows, n_states, args["n_classes"])
+    _check_smoothing_values(args)
+
+
+@jit_entry("n_states", "n_classes", "block_size", check=_fit_nb_check)
 def fit_nb(
     codes,
     values,
@@ -157,14 +176,15 @@ def fit_nb(
     block_size=None,
 ) -> NBParams:
     r"""Naive Bayes MLE Ω⁽¹⁾ (Lidstone ``alpha``, variance floor) from raw data in one jitted
-    call."""
+    call. Concrete rows and smoothing constants are checked first, as `fit_stats` and `fit_mle`
+    check them (a label >= n_classes or a code >= n_states would be dropped silently)."""
     stats = _fit_stats(
         codes, values, y, weight, n_states=n_states, n_classes=n_classes, block_size=block_size
     )
     return fit_mle(stats, alpha, var_smoothing)
 
 
-@jax.jit
+@jit_entry(check=_check_smoothing_values)
 def fit_reference_params(stats: SuffStats, alpha=1.0, var_smoothing=1e-9):
     """Both reference parameter sets (Ω⁽¹⁾, Ω⁽⁰⁾) from statistics."""
     return fit_mle(stats, alpha, var_smoothing), fit_marginal(stats, alpha, var_smoothing)

@@ -474,3 +474,39 @@ def test_fit_nb_equals_fit_stats_then_fit_mle_and_stays_traceable():
     st = jaxnb.fit_stats(_CODES, _VALUES, _Y, n_states=(3, 3), n_classes=2)
     with pytest.raises(ValueError, match="alpha must be finite"):
         fit_reference_params(st, -0.5)
+
+
+def _raw_search_cases():
+    from jaxnb.methods.selective import mle_contributions
+    from jaxnb.methods.stagewise import evaluate_path, fit_fsnb, n_units
+
+    kw = dict(n_states=(3, 3), n_classes=2, max_iter=4, k_max=n_units(0.025))
+    alpha = np.full((3, 5), 0.5)
+
+    def fit(**change):
+        a = dict(codes=_CODES, values=_VALUES, y=_Y, weight=None) | change
+        return lambda: fit_fsnb(a["codes"], a["values"], a["y"], a["weight"], **kw)
+
+    def ev(alpha_path=alpha, y=_Y, **kwargs):
+        return lambda: evaluate_path(_P, _P0, alpha_path, _CODES, _VALUES, y, **kwargs)
+
+    return [
+        (fit(y=_Y + 2), r"y must hold integer class codes in \[0, n_classes=2\)"),
+        (fit(codes=_CODES + 3), r"codes\[:, 0\] holds 5"),
+        (fit(weight=np.zeros(40)), "weight must have a positive sum"),
+        (ev(y=_Y + 2), r"class codes in \[0, c=2\)"),
+        (ev(alpha_path=alpha[:, :3]), r"alpha_path must have shape \(m, 5\)"),
+        (ev(criterion="auc"), "criterion must be one of"),
+        (lambda: mle_contributions(_P, _CODES + 3, _VALUES), r"omega1.n_states\[0\] = 3"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_raw_data_search_entry_points_check_their_inputs(case):
+    # before: plain jax.jit entry points (fit_fsnb, evaluate_path, mle_contributions) used an
+    # out-of-range label or code as given (a NaN or an all-wrong path) without a word
+    cases = _raw_search_cases()
+    assert len(cases) == 7
+    call, match = cases[case]
+    with pytest.raises(ValueError, match=match):
+        call()

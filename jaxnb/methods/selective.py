@@ -90,7 +90,7 @@ from jax import lax
 
 from .._checks import check_array_range, concrete, jit_entry
 from .._matmul import einsum
-from ..likelihood import check_labels
+from ..likelihood import _check_rows, check_labels
 from ..params import NBParams
 from .stagewise import _candidate_criterion, _contributions, _gather
 
@@ -152,7 +152,9 @@ def default_max_steps(n_predictors: int, direction: str) -> int:
     return int(n_predictors) if direction in ("forward", "backward") else 4 * int(n_predictors)
 
 
-@jax.jit
+@jit_entry(
+    check=lambda args: _check_rows(args["omega1"], args["codes"], args["values"], name="omega1")
+)
 def mle_contributions(omega1: NBParams, codes, values):
     """L[r, i, j] = log f(x_ri | j; Ω⁽¹⁾_i), shape (n, p, c) (same values as the core's
     `log_contributions`, computed with the stagewise gather). Jitted: op by op it cost ~4.5 ms

@@ -342,13 +342,30 @@ def _report_iteration(it, crit, n_active, since, criterion):
     )
 
 
+def _check_path_scalars(args):
+    """Concrete ε in (0, 1] with ``k_max = n_units(ε)``; patience None or an int >= 1."""
+    epsilon, k_max, patience = args.get("epsilon", 0.025), args.get("k_max"), args.get("patience")
+    if concrete(epsilon):
+        units = n_units(float(np.asarray(epsilon)))  # checks ε
+        if isinstance(k_max, int | np.integer) and int(k_max) != units:
+            raise ValueError(
+                f"k_max={k_max} does not match epsilon={float(np.asarray(epsilon))}: pass "
+                f"k_max=n_units(epsilon) = {units} (the number of epsilon steps that reach "
+                "alpha = 1)"
+            )
+    if patience is not None and concrete(patience):
+        pat = np.asarray(patience)
+        if pat.ndim or pat.dtype.kind not in "iu" or int(pat) < 1:
+            raise ValueError(f"patience must be None or an int >= 1; got {patience!r}")
+
+
 def _check_path_args(args):
     """`jit_entry` hook of `fsnb_path`: concrete ε in (0, 1] with ``k_max = n_units(ε)``, patience
     None or an int >= 1 (tracers, i.e. a caller's jit, are skipped); the rows as
     `jaxnb.log_contributions` and `jaxnb.error_rate` check them (shapes always; codes below
     ``n_states``, labels in [0, c) and weights >= 0 with a positive sum when concrete: an
     out-of-range label used to count as an error at every step, silently)."""
-    epsilon, k_max, patience = args.get("epsilon", 0.025), args.get("k_max"), args.get("patience")
+    _check_path_scalars(args)
     omega1, omega0 = args["omega1"], args["omega0"]
     if omega0.n_states != omega1.n_states or np.shape(omega0.mean) != np.shape(omega1.mean):
         raise ValueError(
@@ -366,18 +383,6 @@ def _check_path_args(args):
         name="codes",
         divides="it divides the criterion",
     )
-    if concrete(epsilon):
-        units = n_units(float(np.asarray(epsilon)))  # checks ε
-        if isinstance(k_max, int | np.integer) and int(k_max) != units:
-            raise ValueError(
-                f"k_max={k_max} does not match epsilon={float(np.asarray(epsilon))}: pass "
-                f"k_max=n_units(epsilon) = {units} (the number of epsilon steps that reach "
-                "alpha = 1)"
-            )
-    if patience is not None and concrete(patience):
-        pat = np.asarray(patience)
-        if pat.ndim or pat.dtype.kind not in "iu" or int(pat) < 1:
-            raise ValueError(f"patience must be None or an int >= 1; got {patience!r}")
 
 
 @jit_entry(
@@ -542,17 +547,32 @@ def fsnb_path(
     return StagewisePath(n_iter=n_iter, stopped_early=since >= pat, **out)
 
 
-@partial(
-    jax.jit,
-    static_argnames=(
-        "n_states",
-        "n_classes",
-        "n_steps",
-        "step_rule",
-        "criterion",
-        "max_iter",
-        "k_max",
-    ),
+def _fit_fsnb_check(args):
+    """`jit_entry` hook of `fit_fsnb`: the rows as `fit_stats` checks them (a label >= n_classes
+    or a code >= n_states would be dropped from the statistics and mis-scored silently), weights
+    with a positive sum, the smoothing and the path's ε / k_max / patience."""
+    from .nb import _check_smoothing_values, _check_stats_inputs, _static_n_states
+
+    rows = tuple(args.get(k) for k in ("codes", "values", "y", "weight"))
+    if concrete(*rows):
+        _check_stats_inputs(*rows, _static_n_states(args["n_states"]), args["n_classes"])
+    weight = args.get("weight")
+    if weight is not None and concrete(weight) and np.size(weight):
+        if not np.asarray(weight, np.float64).sum() > 0:
+            raise ValueError("weight must have a positive sum (it divides the criterion)")
+    _check_smoothing_values(args)
+    _check_path_scalars(args)
+
+
+@jit_entry(
+    "n_states",
+    "n_classes",
+    "n_steps",
+    "step_rule",
+    "criterion",
+    "max_iter",
+    "k_max",
+    check=_fit_fsnb_check,
 )
 def fit_fsnb(
     codes,
@@ -601,7 +621,31 @@ def fit_fsnb(
     return omega1, omega0, path
 
 
-@partial(jax.jit, static_argnames=("criterion", "batch_size"))
+def _evaluate_path_check(args):
+    """`jit_entry` hook of `evaluate_path`: the criterion, ``alpha_path`` (m, p), the rows as
+    `fsnb_path` checks them."""
+    omega1, codes = args["omega1"], args["codes"]
+    criterion = args.get("criterion", "error")
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
+    p = omega1.n_predictors
+    if len(np.shape(args["alpha_path"])) != 2 or np.shape(args["alpha_path"])[1] != p:
+        raise ValueError(
+            f"alpha_path must have shape (m, {p}), one row of coefficients per model of the path "
+            f"(StagewisePath.alpha); got {np.shape(args['alpha_path'])}"
+        )
+    _check_rows(omega1, codes, args["values"], name="omega1")
+    check_labels(
+        np.shape(codes)[:1],
+        omega1.n_classes,
+        args["y"],
+        args.get("weight"),
+        name="codes",
+        divides="it divides the criterion",
+    )
+
+
+@jit_entry("criterion", "batch_size", check=_evaluate_path_check)
 def evaluate_path(
     omega1: NBParams,
     omega0: NBParams,

@@ -96,6 +96,18 @@ def _var_floor(values, w, var_smoothing):
 class _Base(BaseNB):
     """Shared fitting helpers; subclasses set ``_name`` through their class name."""
 
+    #: True for the estimators that need at least one continuous column (kernel and Gaussian
+    #: semi-naive models): all-categorical data are refused, so scikit-learn's
+    #: ``input_tags.categorical`` is False for them (its checks would otherwise feed them
+    #: integer-coded data only, which they reject before testing anything).
+    _needs_continuous = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self._needs_continuous:
+            tags.input_tags.categorical = False
+        return tags
+
     def _require_continuous(self, codes, values, *, allow_discrete):
         q, r = codes.shape[1], values.shape[1]
         name = type(self).__name__
@@ -299,6 +311,8 @@ class GaussianSemiNaiveNB(_Base):
       move, internal order = user order); n_evaluated_; params_ (`GaussianJointParams`).
     """
 
+    _needs_continuous = True
+
     def __init__(
         self,
         search="fssj",
@@ -376,6 +390,8 @@ class GaussianSemiNaiveNB(_Base):
 # --------------------------------------------------------------------------------------------------
 class _KernelBase(_Base):
     """Stores the training sample (the KDE is the data) and the discrete fallback CPTs."""
+
+    _needs_continuous = True
 
     def _check_kernel_hyper(self):
         _check_h(self.h)

@@ -306,6 +306,16 @@ def _sort_labels(labels):
         return np.array(sorted(labels, key=lambda v: (type(v).__name__, repr(v))), dtype=object)
 
 
+def feature_count_error(n_got: int, n_expected: int, owner: str | None = None) -> ValueError:
+    """The error for a table with another number of columns than at fit, in scikit-learn's
+    wording ("X has 2 features, but NaiveBayes is expecting 3 features as input"), which its
+    checks and its users recognize."""
+    return ValueError(
+        f"X has {n_got} features, but {owner or 'the model'} is expecting {n_expected} features "
+        "as input (the number of columns at fit)"
+    )
+
+
 class FeatureEncoder:
     """Splits a table into discrete codes and continuous values and remembers the encoding.
 
@@ -319,7 +329,13 @@ class FeatureEncoder:
     """
 
     def __init__(
-        self, discrete="auto", n_states=None, missing="error", unseen="error", offers=None
+        self,
+        discrete="auto",
+        n_states=None,
+        missing="error",
+        unseen="error",
+        offers=None,
+        owner=None,
     ):
         self.discrete = discrete
         self.n_states = n_states
@@ -328,6 +344,7 @@ class FeatureEncoder:
         # the options the owning estimator exposes (error messages only suggest those);
         # None: a stand-alone encoder, which has them all
         self.offers = ("missing", "unseen", "n_states") if offers is None else tuple(offers)
+        self.owner = owner  # the owning estimator's class name, for error messages
 
     def _missing_fix(self, what: str) -> str:
         if "missing" in self.offers:
@@ -647,9 +664,7 @@ class FeatureEncoder:
                 return out
         cols, kinds, n = check_X_2d(X)
         if len(cols) != self.n_features_in_:
-            raise ValueError(
-                f"X has {len(cols)} features but the model was fitted with {self.n_features_in_}"
-            )
+            raise feature_count_error(len(cols), self.n_features_in_, getattr(self, "owner", None))
         q = len(self.discrete_idx_)
         codes = _aligned_empty((n, q), code_dtype)
         for t, j in enumerate(self.discrete_idx_):
@@ -723,9 +738,7 @@ class FeatureEncoder:
         check_feature_names(getattr(self, "feature_names_in_", None), X)
         cols, kinds, _ = check_X_2d(X)
         if len(cols) != self.n_features_in_:
-            raise ValueError(
-                f"X has {len(cols)} features but the model was fitted with {self.n_features_in_}"
-            )
+            raise feature_count_error(len(cols), self.n_features_in_, getattr(self, "owner", None))
         fixed = self._given_n_states(len(self.discrete_idx_))
         for t, j in enumerate(self.discrete_idx_):
             cats = self.categories_[t]

@@ -309,6 +309,7 @@ class BaseNB:
             missing=getattr(self, "missing", "error"),
             unseen=getattr(self, "unseen", "error"),
             offers=[o for o in ("missing", "unseen", "n_states") if o in self._param_names()],
+            owner=type(self).__name__,
         )
 
     def _validate_fit(self, X, y, sample_weight=None):

@@ -1326,7 +1326,11 @@ def naive_bayes_from_stats(
         unseen=unseen,
     )
     enc = FeatureEncoder(
-        discrete=d_idx.tolist(), n_states=list(stats.n_states), missing=missing, unseen=unseen
+        discrete=d_idx.tolist(),
+        n_states=list(stats.n_states),
+        missing=missing,
+        unseen=unseen,
+        owner="NaiveBayes",
     )
     enc.n_features_in_ = int(n_features)
     enc.discrete_idx_, enc.continuous_idx_ = d_idx, c_idx

@@ -288,6 +288,7 @@ _SKLEARN_CHECKS = (
     "check_dont_overwrite_parameters",
     "check_fit_score_takes_y",
     "check_n_features_in",
+    "check_n_features_in_after_fitting",
 )
 
 

@@ -367,10 +367,15 @@ def test_feature_importances_before_fit():
 
 def test_wrong_number_of_features_at_predict(fitted):
     X, _ = _data()
-    with pytest.raises(ValueError, match="X has 2 features but the model was fitted with 3"):
+    # scikit-learn's wording, which its n_features_in_ check (and its users) look for
+    with pytest.raises(
+        ValueError, match="X has 2 features, but NaiveBayes is expecting 3 features"
+    ):
         fitted.predict(X[:, :2])
-    with pytest.raises(ValueError, match="X has 4 features but the model was fitted with 3"):
+    with pytest.raises(ValueError, match="X has 4 features, but NaiveBayes is expecting 3"):
         fitted.predict_proba(np.hstack([X, X[:, :1]]))
+    with pytest.raises(ValueError, match="X has 2 features, but NaiveBayes is expecting 3"):
+        fitted.partial_fit(X[:, :2], np.arange(len(X)) % 2)
 
 
 def test_partial_fit_label_not_in_classes():

@@ -175,7 +175,7 @@ def test_anb_hyper_raises(kw, name):
 def test_anb_predict_checks_columns():
     X, y = _data()
     m = _small_anb().fit(X, y)
-    with pytest.raises(ValueError, match="X has 2 columns; fitted with 3"):
+    with pytest.raises(ValueError, match="X has 2 features, but AveragedNB is expecting 3"):
         m.predict(X[:, :2])
     Xs = X.astype(object)
     Xs[0, 0] = "x"
@@ -333,3 +333,12 @@ def test_categorical_counts_valid_n_states():
     assert CategoricalCounts.init(2, (3,)).n_states == (3,)
     assert CategoricalCounts.init(2, np.array([3, 2])).n_states == (3, 2)
     assert CategoricalCounts.init(2, [4]).counts.shape == (4, 2)
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_wrong_number_of_columns_uses_scikit_learns_wording(make):
+    X, y = _data()
+    m = make().fit(X, y)
+    name = type(m).__name__
+    with pytest.raises(ValueError, match=f"X has 2 features, but {name} is expecting 3 features"):
+        m.predict_proba(X[:, :2])

@@ -58,7 +58,13 @@ from jax.scipy.special import gammaln
 from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
 from .._matmul import einsum
-from ..data import FeatureEncoder, _frame_names, check_feature_names, encode_labels
+from ..data import (
+    FeatureEncoder,
+    _frame_names,
+    check_feature_names,
+    encode_labels,
+    feature_count_error,
+)
 from ..discretize import (
     apply_cuts,
     modl_cuts_from_counts,
@@ -480,7 +486,7 @@ class AveragedNB(BaseNB):
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
         if not fit and X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns; fitted with {self.n_features_in_}")
+            raise feature_count_error(X.shape[1], self.n_features_in_, type(self).__name__)
         return X
 
     def _codes(self, X):

@@ -69,7 +69,13 @@ from jax import lax
 from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
 from .._matmul import einsum
-from ..data import _frame_names, check_feature_names, check_X_2d, encode_labels
+from ..data import (
+    _frame_names,
+    check_feature_names,
+    check_X_2d,
+    encode_labels,
+    feature_count_error,
+)
 from ..estimators import BaseNB
 from ..exceptions import NotFittedError
 from ..optim.named import NamedOptimizer
@@ -934,9 +940,7 @@ class OnlineWeightedNB(BaseNB):
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} columns; the model was fitted with {self.n_features_in_}"
-            )
+            raise feature_count_error(X.shape[1], self.n_features_in_, type(self).__name__)
         dtype = float_dtype()
         with np.errstate(over="ignore"):  # an overflow is reported just below
             out = X.astype(dtype, copy=False)

@@ -239,6 +239,12 @@ def check_X_2d(X, name: str = "X"):
             f"{name} has 0 feature(s) (shape=({n}, 0)) while a minimum of 1 is required; pass "
             f"at least one column"
         )
+    if "c" in kinds:
+        j = kinds.index("c")
+        raise ValueError(
+            f"Complex data not supported: {name} column {j} holds complex numbers; pass the real "
+            "and imaginary parts (or the modulus and the angle) as separate columns"
+        )
     return cols, kinds, n
 
 
@@ -791,6 +797,11 @@ def encode_labels(y, n_samples: int | None = None, name: str = "y"):
         raise ValueError(
             f"X and {name} have mismatched lengths: X has {n_samples} samples, "
             f"{name} has {arr.shape[0]}"
+        )
+    if arr.dtype.kind == "c":
+        raise ValueError(
+            f"Complex data not supported: {name} holds complex numbers; class labels are "
+            "integers, strings or other categories"
         )
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf; every sample needs a class label")

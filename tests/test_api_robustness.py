@@ -241,6 +241,23 @@ def test_a_continuous_target_is_refused_not_turned_into_one_class_per_value():
     np.testing.assert_array_equal(m.predict(Xc), jaxnb.NaiveBayes().fit(Xc, y).predict(Xc))
 
 
+@pytest.mark.parametrize("make", [jaxnb.NaiveBayes, jaxnb.OnlineNB, jaxnb.AveragedNB])
+def test_complex_data_is_refused_in_scikit_learns_words(make):
+    """Complex X raised a TypeError about the column's dtype (NaiveBayes) or its "non-numeric
+    values" (stream estimators), and complex labels were taken as classes (1j, 1+1j); both now
+    raise scikit-learn's "Complex data not supported" ValueError."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 2)), np.arange(20) % 2
+    Xc = X + 1j * X
+    with pytest.raises(ValueError, match="Complex data not supported: X column 0 holds complex"):
+        make().fit(Xc, y)
+    with pytest.raises(ValueError, match="Complex data not supported: y holds complex"):
+        make().fit(X, y + 1j)
+    m = make().fit(X, y)
+    with pytest.raises(ValueError, match="Complex data not supported: X column 0"):
+        m.predict(Xc)
+
+
 def test_a_sparse_matrix_is_refused_with_the_fix():
     """NumPy wraps a SciPy sparse matrix as a 0-d object array, and the error said "X must be
     2-D ... got 0-D array of shape ()"."""
@@ -289,6 +306,7 @@ _SKLEARN_CHECKS = (
     "check_fit_score_takes_y",
     "check_n_features_in",
     "check_n_features_in_after_fitting",
+    "check_complex_data",
 )
 
 

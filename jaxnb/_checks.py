@@ -22,6 +22,10 @@ __all__ = [
     "concrete",
     "check_array_range",
     "check_scored_rows",
+    "check_labels",
+    "broadcasts_to",
+    "dtype_of",
+    "off_host",
     "jit_entry",
 ]
 
@@ -100,33 +104,69 @@ def check_array_range(name, value, low=None, high=None, fix="", low_open=False):
         )
 
 
-def check_scored_rows(name, scores, y, weight, divides) -> None:
-    """Rows scored per class: ``scores`` (n, ..., c), ``y`` and ``weight`` (n,) (shapes always);
-    concrete labels integers in [0, c) (``take_along_axis`` would clamp one outside) and concrete
-    weights finite, >= 0, with a positive sum (``divides``: what that sum divides). Tracers are
-    skipped."""
-    shape = np.shape(scores)
-    n, c = shape[0], shape[-1]
-    if np.shape(y) != (n,):
-        raise ValueError(f"y must have shape (n,) = ({n},) like {name}'s rows; got {np.shape(y)}")
-    if concrete(y):
+def dtype_of(value) -> np.dtype:
+    """The NumPy dtype of an array, a tracer or an array-like (no copy of an array)."""
+    return np.dtype(value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype)
+
+
+def broadcasts_to(value, shape) -> bool:
+    """Whether ``value`` broadcasts to ``shape`` without growing it (static: shapes only)."""
+    try:
+        return np.broadcast_shapes(np.shape(value), tuple(shape)) == tuple(shape)
+    except ValueError:
+        return False
+
+
+def off_host(arrays) -> bool:
+    """True when every array is a JAX array on an accelerator. A CPU array is read in place by
+    NumPy (no copy), so checks of it stay on the host and compile nothing; accelerator-resident
+    rows are better reduced where they are, bringing back a few numbers."""
+    return all(
+        isinstance(a, jax.Array) and all(d.platform != "cpu" for d in a.devices()) for a in arrays
+    )
+
+
+def check_labels(name, rows, c, y, weight=None, divides=None, c_from=None) -> None:
+    """Labels ``y`` and row weights ``weight`` of the rows (shape ``rows``) of ``name``, scored
+    over ``c`` classes (``c_from`` says where c comes from; default ``name.shape[-1]``).
+
+    Shapes and the label dtype are static and always checked (at trace time too); concrete labels
+    must lie in [0, c) (``take_along_axis`` would fill or clamp one outside: NaN, or an error of
+    0 or 1) and concrete weights be finite and >= 0, with a positive sum when ``divides`` names
+    what that sum divides. Tracers' values are skipped.
+    """
+    rows = tuple(rows)
+    desc = "(n,)" if len(rows) == 1 else "(..., n)"
+    if np.shape(y) != rows:
+        raise ValueError(
+            f"y must have shape {desc} = {rows}, one class code per row of {name}; got "
+            f"{np.shape(y)}"
+        )
+    codes_of = f"integer class codes in [0, c={c}) (c = {c_from or name + '.shape[-1]'})"
+    if dtype_of(y).kind not in "iu":
+        raise ValueError(f"y must hold {codes_of}; got dtype {dtype_of(y)}")
+    if concrete(y) and np.size(y):
         yy = np.asarray(y)
-        if yy.dtype.kind not in "iu" or (yy.size and (yy.min() < 0 or yy.max() >= c)):
-            rng = f", range [{yy.min()}, {yy.max()}]" if yy.size and yy.dtype.kind in "iufb" else ""
-            raise ValueError(
-                f"y must hold integer class codes in [0, c={c}) (c = {name}.shape[-1]); got "
-                f"dtype {yy.dtype}{rng}"
-            )
+        if yy.min() < 0 or yy.max() >= c:
+            raise ValueError(f"y must hold {codes_of}; got range [{yy.min()}, {yy.max()}]")
     if weight is None:
         return
-    if np.shape(weight) != (n,):
+    if np.shape(weight) != rows:
         raise ValueError(
-            f"weight must have shape (n,) = ({n},), one weight per row; got {np.shape(weight)}"
+            f"weight must have shape {desc} = {rows}, one weight per row of {name}; got "
+            f"{np.shape(weight)}"
         )
     if concrete(weight):
         check_array_range("weight", weight, 0.0, fix="sample weights are finite and >= 0")
-        if n and not np.asarray(weight, np.float64).sum() > 0:
+        w = np.asarray(weight, np.float64)
+        if divides and w.size and not (w.sum(-1) > 0).all():
             raise ValueError(f"weight must have a positive sum ({divides}); got all-zero weights")
+
+
+def check_scored_rows(name, scores, y, weight, divides) -> None:
+    """Rows scored per class: ``scores`` (n, ..., c), ``y`` and ``weight`` (n,): `check_labels`."""
+    shape = np.shape(scores)
+    check_labels(name, shape[:1], shape[-1], y, weight, divides)
 
 
 def jit_entry(*static_argnames: str, check: Callable | None = None):

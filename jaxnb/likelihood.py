@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_array_range, concrete
+from ._checks import broadcasts_to, check_labels, concrete, dtype_of, off_host
 from ._matmul import einsum, matmul
 from .params import NBParams
 from .suffstats import _onehot_block, _onehot_layout, state_offsets, state_segments
@@ -41,14 +41,10 @@ __all__ = [
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
-def _dtype_kind(a) -> str:
-    return np.dtype(a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype).kind
-
-
 def _column_max(codes):
     """Per-column maximum of concrete codes, reduced where they live (an accelerator-resident
     array is not copied back to the host whole)."""
-    if isinstance(codes, jax.Array) and any(d.platform != "cpu" for d in codes.devices()):
+    if off_host((codes,)):
         return np.asarray(jax.device_get(jnp.max(codes, axis=0)))
     return np.asarray(codes).max(axis=0)
 
@@ -73,20 +69,20 @@ def _check_rows(params: NBParams, codes, values, weights=None, bias=None, name="
             f"values must have shape ({cs[0]}, {r}): the rows of codes, one column per continuous "
             f"predictor of {name} ({name}.mean has shape {params.mean.shape}); got {vs}"
         )
-    if q and _dtype_kind(codes) not in "iu":
+    if q and dtype_of(codes).kind not in "iu":
         raise TypeError(
             f"codes must be integer state codes (negative = missing); got dtype "
-            f"{np.dtype(codes.dtype) if hasattr(codes, 'dtype') else np.asarray(codes).dtype}. "
-            "Encode discrete columns first (a float cast would truncate)"
+            f"{dtype_of(codes)}. Encode discrete columns first (a float cast would truncate)"
         )
     _check_combination(p, c, weights, bias)
     if q and cs[0] and concrete(codes):
-        over = _column_max(codes) >= np.asarray(n_states)
+        top = _column_max(codes)
+        over = top >= np.asarray(n_states)
         if over.any():
             col = int(np.flatnonzero(over)[0])
             raise ValueError(
-                f"codes[:, {col}] holds {int(_column_max(codes)[col])} but {name}.n_states[{col}] "
-                f"= {n_states[col]}; codes must lie in [0, n_states) (negative = missing)"
+                f"codes[:, {col}] holds {int(top[col])} but {name}.n_states[{col}] = "
+                f"{n_states[col]}; codes must lie in [0, n_states) (negative = missing)"
             )
 
 
@@ -97,64 +93,14 @@ def _check_combination(p, c, weights, bias) -> None:
             f"weights must have shape ({p},) (one per predictor) or ({p}, {c}) (one per predictor "
             f"and class); got {np.shape(weights)}"
         )
-    if bias is not None:
-        try:
-            ok = np.broadcast_shapes(np.shape(bias), (c,)) == (c,)
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(f"bias must have shape ({c},), one per class; got {np.shape(bias)}")
+    if bias is not None and not broadcasts_to(bias, (c,)):
+        raise ValueError(f"bias must have shape ({c},), one per class; got {np.shape(bias)}")
 
 
 def _check_scored(name, scores, y, weight, divides=None) -> None:
-    """``y`` (and ``weight``) against per-class scores (..., n, c): see `check_labels`."""
+    """``y`` (and ``weight``) of per-class scores (..., n, c): `_checks.check_labels`."""
     shape = np.shape(scores)
-    check_labels(shape[:-1], shape[-1], y, weight, name=name, divides=divides)
-
-
-def check_labels(rows, c, y, weight=None, *, name, divides=None) -> None:
-    """``y`` (and ``weight``) of rows of shape ``rows`` scored over ``c`` classes: shapes and the
-    label dtype always, label range and weights when concrete. ``name``: what the rows belong to
-    (for the messages); ``divides``: what the weight sum divides (then it must be positive).
-    Without the checks an out-of-range label gives NaN or an error rate of 1 (or 0) silently
-    (``take_along_axis`` fills, a one-hot drops it), and a negative weight a meaningless mean."""
-    rows = tuple(rows)
-    try:
-        ok = np.broadcast_shapes(np.shape(y), rows) == rows
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(
-            f"y must have shape {rows} (the rows of {name}), one class code per row; got "
-            f"{np.shape(y)}"
-        )
-    if _dtype_kind(y) not in "iu":
-        raise TypeError(
-            f"y must hold integer class codes in [0, {c}); got dtype "
-            f"{np.dtype(y.dtype) if hasattr(y, 'dtype') else np.asarray(y).dtype}"
-        )
-    if concrete(y) and np.size(y):
-        yy = np.asarray(y)
-        if yy.min() < 0 or yy.max() >= c:
-            raise ValueError(
-                f"y must hold class codes in [0, c={c}) (the classes of {name}); got range "
-                f"[{yy.min()}, {yy.max()}]"
-            )
-    if weight is None:
-        return
-    try:
-        ok = np.broadcast_shapes(np.shape(weight), rows) == rows
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(
-            f"weight must have shape {rows} (the rows of {name}), one weight per row; got "
-            f"{np.shape(weight)}"
-        )
-    if concrete(weight):
-        check_array_range("weight", weight, 0.0, fix="sample weights are finite and >= 0")
-        if divides and np.size(weight) and not (np.asarray(weight, np.float64).sum(-1) > 0).all():
-            raise ValueError(f"weight must have a positive sum ({divides}); got all-zero weights")
+    check_labels(name, shape[:-1], shape[-1], y, weight, divides)
 
 
 def _log_cpt(cpt):
@@ -420,7 +366,6 @@ def _wmean(x, weight):
 
 
 def _true_class(log_post, y):
-    y = jnp.broadcast_to(y, log_post.shape[:-1])
     return jnp.take_along_axis(log_post, y[..., None], axis=-1)[..., 0]
 
 

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_array_range, concrete
+from ._checks import broadcasts_to, check_array_range, concrete
 from .suffstats import SuffStats, pooled_gaussian, state_segments
 
 __all__ = ["NBParams", "fit_mle", "fit_marginal", "interpolate", "predictor_alpha_rows"]
@@ -71,25 +71,26 @@ def _normalize_blocks(counts, n_states):
     return jnp.where(tot > 0, counts / jnp.where(tot > 0, tot, 1.0), 1.0 / size)
 
 
+def check_smoothing_values(alpha, var_smoothing):
+    """Concrete smoothing constants finite and >= 0 (traced values are skipped)."""
+    if concrete(alpha):
+        check_array_range("alpha", alpha, 0.0, fix="it is a Lidstone pseudo-count")
+    if concrete(var_smoothing):
+        check_array_range("var_smoothing", var_smoothing, 0.0)
+
+
 def _check_smoothing(alpha, var_smoothing, stats: SuffStats):
     """Shapes of the smoothing constants (static) and their ranges (skipped for traced values)."""
     for name, value, shape, what in (
         ("alpha", alpha, stats.counts.shape, "the CPT shape (K, c)"),
         ("var_smoothing", var_smoothing, stats.m2.shape[:-2] + stats.m2.shape[-1:], "(r,)"),
     ):
-        try:
-            ok = np.broadcast_shapes(np.shape(value), shape) == shape
-        except ValueError:
-            ok = False
-        if not ok:
+        if not broadcasts_to(value, shape):
             raise ValueError(
                 f"{name} must be a scalar (or broadcast to {what} = {shape}); got shape "
                 f"{np.shape(value)}"
             )
-    if concrete(alpha):
-        check_array_range("alpha", alpha, 0.0, fix="it is a Lidstone pseudo-count")
-    if concrete(var_smoothing):
-        check_array_range("var_smoothing", var_smoothing, 0.0)
+    check_smoothing_values(alpha, var_smoothing)
 
 
 def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBParams:

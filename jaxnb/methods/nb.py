@@ -8,9 +8,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_array_range, concrete, jit_entry
+from .._checks import concrete, jit_entry
+from .._checks import off_host as _off_host
 from .._dtypes import float_dtype
-from ..params import NBParams, fit_marginal, fit_mle
+from ..params import NBParams, check_smoothing_values, fit_marginal, fit_mle
 from ..suffstats import SuffStats, accumulate
 
 __all__ = ["fit_stats", "fit_nb", "fit_reference_params"]
@@ -76,14 +77,6 @@ def _input_summary(codes, values, y, weight, xp=np):
 _device_input_summary = jax.jit(partial(_input_summary, xp=jnp))
 
 
-def _off_host(arrays) -> bool:
-    """True when every array is a JAX array on an accelerator. A CPU array is read in place by
-    NumPy (no copy), so its checks stay on the host and compile nothing."""
-    return all(
-        isinstance(a, jax.Array) and all(d.platform != "cpu" for d in a.devices()) for a in arrays
-    )
-
-
 def _check_stats_inputs(codes, values, y, weight, n_states, n_classes):
     """Shapes, code and label ranges, inf values and weights of the rows (eager, outside jit).
 
@@ -143,23 +136,13 @@ def _fit_stats(codes, values, y, weight=None, *, n_states, n_classes, block_size
     return accumulate(codes, values, Y, weight, n_states=n_states, block_size=block_size)
 
 
-def _check_smoothing_values(args):
-    """Concrete ``alpha`` and ``var_smoothing`` >= 0 (their shapes are checked by `fit_mle` at
-    trace time)."""
-    alpha, var_smoothing = args.get("alpha", 1.0), args.get("var_smoothing", 1e-9)
-    if concrete(alpha):
-        check_array_range("alpha", alpha, 0.0, fix="it is a Lidstone pseudo-count")
-    if concrete(var_smoothing):
-        check_array_range("var_smoothing", var_smoothing, 0.0)
-
-
 def _fit_nb_check(args):
     """`jit_entry` hook of `fit_nb`: the rows as `fit_stats` checks them, and the smoothing."""
     n_states = _static_n_states(args["n_states"])
     rows = tuple(args.get(k) for k in ("codes", "values", "y", "weight"))
     if concrete(*rows):
         _check_stats_inputs(*rows, n_states, args["n_classes"])
-    _check_smoothing_values(args)
+    check_smoothing_values(args.get("alpha", 1.0), args.get("var_smoothing", 1e-9))
 
 
 @jit_entry("n_states", "n_classes", "block_size", check=_fit_nb_check)
@@ -184,7 +167,9 @@ def fit_nb(
     return fit_mle(stats, alpha, var_smoothing)
 
 
-@jit_entry(check=_check_smoothing_values)
+@jit_entry(
+    check=lambda a: check_smoothing_values(a.get("alpha", 1.0), a.get("var_smoothing", 1e-9))
+)
 def fit_reference_params(stats: SuffStats, alpha=1.0, var_smoothing=1e-9):
     """Both reference parameter sets (Ω⁽¹⁾, Ω⁽⁰⁾) from statistics."""
     return fit_mle(stats, alpha, var_smoothing), fit_marginal(stats, alpha, var_smoothing)

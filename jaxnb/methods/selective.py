@@ -88,9 +88,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._checks import check_array_range, concrete, jit_entry
+from .._checks import check_array_range, check_labels, concrete, jit_entry
 from .._matmul import einsum
-from ..likelihood import _check_rows, check_labels
+from ..likelihood import _check_rows
 from ..params import NBParams
 from .stagewise import _candidate_criterion, _contributions, _gather
 
@@ -261,7 +261,7 @@ def _check_path_args(args):
             f"bias must have shape ({c},) (the log prior), or (K, {c}) for L of shape "
             f"(K, n, p, c); got {np.shape(bias)}"
         )
-    check_labels((n,), c, args["y"], name="L")
+    check_labels("L", (n,), c, args["y"])
     weight = args.get("weight")
     if weight is not None and np.shape(weight) not in ((n,),) + tuple(k + (n,) for k in folds):
         raise ValueError(

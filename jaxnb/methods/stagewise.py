@@ -56,11 +56,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._checks import concrete, jit_entry
-from ..likelihood import _check_rows, check_labels, weighted_sum
+from .._checks import check_labels, concrete, jit_entry
+from ..likelihood import _check_rows, weighted_sum
 from ..params import NBParams, fit_marginal, fit_mle
 from ..suffstats import state_offsets, state_segments
-from .nb import fit_stats
+from .nb import _fit_nb_check, fit_stats
 
 __all__ = [
     "CRITERIA",
@@ -359,6 +359,23 @@ def _check_path_scalars(args):
             raise ValueError(f"patience must be None or an int >= 1; got {patience!r}")
 
 
+def _check_scoring_rows(args):
+    """The rows that score the candidates (`fsnb_path`, `evaluate_path`), as
+    `jaxnb.log_contributions` and `jaxnb.error_rate` check them: shapes always; codes below
+    ``n_states``, labels in [0, c) and weights >= 0 with a positive sum when concrete."""
+    omega1, codes = args["omega1"], args["codes"]
+    _check_rows(omega1, codes, args["values"], name="omega1")
+    check_labels(
+        "codes",
+        np.shape(codes)[:1],
+        omega1.n_classes,
+        args["y"],
+        args.get("weight"),
+        "it divides the criterion",
+        "omega1.n_classes",
+    )
+
+
 def _check_path_args(args):
     """`jit_entry` hook of `fsnb_path`: concrete ε in (0, 1] with ``k_max = n_units(ε)``, patience
     None or an int >= 1 (tracers, i.e. a caller's jit, are skipped); the rows as
@@ -373,16 +390,7 @@ def _check_path_args(args):
             f"same statistics); got n_states {omega0.n_states} / {omega1.n_states} and means of "
             f"shape {np.shape(omega0.mean)} / {np.shape(omega1.mean)}"
         )
-    codes = args["codes"]
-    _check_rows(omega1, codes, args["values"], name="omega1")
-    check_labels(
-        np.shape(codes)[:1],
-        omega1.n_classes,
-        args["y"],
-        args.get("weight"),
-        name="codes",
-        divides="it divides the criterion",
-    )
+    _check_scoring_rows(args)
 
 
 @jit_entry(
@@ -551,16 +559,11 @@ def _fit_fsnb_check(args):
     """`jit_entry` hook of `fit_fsnb`: the rows as `fit_stats` checks them (a label >= n_classes
     or a code >= n_states would be dropped from the statistics and mis-scored silently), weights
     with a positive sum, the smoothing and the path's ε / k_max / patience."""
-    from .nb import _check_smoothing_values, _check_stats_inputs, _static_n_states
-
-    rows = tuple(args.get(k) for k in ("codes", "values", "y", "weight"))
-    if concrete(*rows):
-        _check_stats_inputs(*rows, _static_n_states(args["n_states"]), args["n_classes"])
+    _fit_nb_check(args)
     weight = args.get("weight")
     if weight is not None and concrete(weight) and np.size(weight):
         if not np.asarray(weight, np.float64).sum() > 0:
             raise ValueError("weight must have a positive sum (it divides the criterion)")
-    _check_smoothing_values(args)
     _check_path_scalars(args)
 
 
@@ -624,7 +627,7 @@ def fit_fsnb(
 def _evaluate_path_check(args):
     """`jit_entry` hook of `evaluate_path`: the criterion, ``alpha_path`` (m, p), the rows as
     `fsnb_path` checks them."""
-    omega1, codes = args["omega1"], args["codes"]
+    omega1 = args["omega1"]
     criterion = args.get("criterion", "error")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}; got {criterion!r}")
@@ -634,15 +637,7 @@ def _evaluate_path_check(args):
             f"alpha_path must have shape (m, {p}), one row of coefficients per model of the path "
             f"(StagewisePath.alpha); got {np.shape(args['alpha_path'])}"
         )
-    _check_rows(omega1, codes, args["values"], name="omega1")
-    check_labels(
-        np.shape(codes)[:1],
-        omega1.n_classes,
-        args["y"],
-        args.get("weight"),
-        name="codes",
-        divides="it divides the criterion",
-    )
+    _check_scoring_rows(args)
 
 
 @jit_entry("criterion", "batch_size", check=_evaluate_path_check)

@@ -772,6 +772,13 @@ class FeatureEncoder:
         return old
 
 
+def one_class_error(labels, need: str, name: str = "y") -> ValueError:
+    """The error for labels holding a single class, in scikit-learn's wording ("y has only one
+    class (0); ..."); ``need`` says why two are needed and how to give them."""
+    only = ", ".join(repr(v.item() if isinstance(v, np.generic) else v) for v in labels)
+    return ValueError(f"{name} has only one class ({only}); {need}")
+
+
 def encode_labels(y, n_samples: int | None = None, name: str = "y"):
     """Encode class labels like scikit-learn: ``classes_`` sorted, ``y_enc`` in [0, c)."""
     if y is None:

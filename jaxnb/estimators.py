@@ -21,7 +21,13 @@ import numpy as np
 
 from . import likelihood as lk
 from ._dtypes import float_dtype
-from .data import FeatureEncoder, _aligned_empty, check_sample_weight, encode_labels
+from .data import (
+    FeatureEncoder,
+    _aligned_empty,
+    check_sample_weight,
+    encode_labels,
+    one_class_error,
+)
 from .exceptions import ConvergenceWarning, NotFittedError
 from .likelihood import _rows_per_block
 from .methods.nb import fit_stats
@@ -320,10 +326,7 @@ class BaseNB:
         )
         classes, y_enc = encode_labels(y, codes.shape[0])
         if len(classes) < 2:
-            only = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
-            raise ValueError(
-                f"y has only one class ({only!r}); a classifier needs at least two classes"
-            )
+            raise one_class_error(classes, "a classifier needs at least two classes")
         w = check_sample_weight(sample_weight, codes.shape[0], dtype=float_dtype())
         self.encoder_ = enc
         self.classes_ = classes
@@ -690,10 +693,10 @@ class NaiveBayes(BaseNB):
             cls_all = classes if classes is not None else y
             cls, _ = encode_labels(cls_all, None, name="classes" if classes is not None else "y")
             if len(cls) < 2:
-                only = ", ".join(map(repr, np.asarray(cls).tolist()))
-                raise ValueError(
-                    f"{'y' if classes is None else 'classes'} has only one class ({only}); "
-                    "partial_fit needs at least two classes: pass classes=[...] on the first call"
+                raise one_class_error(
+                    cls,
+                    "partial_fit needs at least two classes: pass classes=[...] on the first call",
+                    "y" if classes is None else "classes",
                 )
             self.classes_ = cls
             self.encoder_ = enc

@@ -64,6 +64,7 @@ from ..data import (
     check_feature_names,
     encode_labels,
     feature_count_error,
+    one_class_error,
 )
 from ..discretize import (
     apply_cuts,
@@ -508,10 +509,7 @@ class AveragedNB(BaseNB):
         X = self._check_X(X, fit=True)
         classes, yi = encode_labels(y, X.shape[0])
         if len(classes) < 2:
-            only = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
-            raise ValueError(
-                f"y has only one class ({only!r}); a classifier needs at least two classes"
-            )
+            raise one_class_error(classes, "a classifier needs at least two classes")
         t0 = time.perf_counter()
         n, p = X.shape
         c = len(classes)

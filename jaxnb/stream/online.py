@@ -75,6 +75,7 @@ from ..data import (
     check_X_2d,
     encode_labels,
     feature_count_error,
+    one_class_error,
 )
 from ..estimators import BaseNB
 from ..exceptions import NotFittedError
@@ -1001,11 +1002,11 @@ class OnlineWeightedNB(BaseNB):
             else:
                 labels, _ = encode_labels(classes, None, name="classes")
             if len(labels) < 2:
-                only = ", ".join(map(repr, np.asarray(labels).tolist()))
-                raise ValueError(
-                    f"{'y' if classes is None else 'classes'} has only one class ({only}); "
+                raise one_class_error(
+                    labels,
                     "online NB needs at least two classes: pass classes=[...] on the first "
-                    "partial_fit call"
+                    "partial_fit call",
+                    "y" if classes is None else "classes",
                 )
             yi = self._encode_y(y, X.shape[0], labels)  # before any state is set
             self.classes_ = labels

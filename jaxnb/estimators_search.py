@@ -23,6 +23,7 @@ from .methods import selective as sel
 from .methods import stagewise as sw
 from .model_selection import (
     check_cv,
+    fold_weights,
     kfold_stats,
     resolve_folds,
     select_along_path,
@@ -203,7 +204,7 @@ class StagewiseNB(_SearchBase):
             )
             o1 = _fit_mle_k(train, self.alpha, self.var_smoothing)
             o0 = _fit_marginal_k(train, self.alpha, self.var_smoothing)
-            fw = jnp.asarray(folds[None, :] == np.arange(n_folds)[:, None], ww.dtype)
+            fw = fold_weights(folds, n_folds, ww.dtype)
             cv = _cv_fsnb(o1, o0, cd, vl, yy, ww, fw, **kw)
             self.cv_error_ = np.asarray(cv)[: n_iter + 1]
             idx = select_along_path(self.cv_error_, "min")

@@ -43,6 +43,7 @@ from .methods import kernel as kde
 from .methods import structure as st
 from .model_selection import (
     check_cv,
+    fold_weights,
     kfold_stats,
     resolve_folds,
     validation_split,
@@ -959,10 +960,8 @@ class FilterWrapperNB(_FilterBase):
             n_classes=c,
             n_folds=n_folds,
         )
-        fold_w = (folds[None, :] == np.arange(n_folds)[:, None]) * w[None, :]
-        evaluate = _make_cv_evaluator(
-            train, cd, vl, yy, jnp.asarray(fold_w), self.alpha, self.var_smoothing
-        )
+        fold_w = fold_weights(folds, n_folds, w.dtype) * jnp.asarray(w)[None, :]
+        evaluate = _make_cv_evaluator(train, cd, vl, yy, fold_w, self.alpha, self.var_smoothing)
         mask, errors, _ = flt.filter_wrapper_forward(
             jnp.asarray(rank_score), evaluate, batched=True, max_features=self.max_features
         )

@@ -682,6 +682,28 @@ def equal_frequency_cuts(values, n_bins: int, *, sample_weight=None) -> np.ndarr
 # --------------------------------------------------------------------------------------------------
 # Estimator.
 # --------------------------------------------------------------------------------------------------
+def _float_table(X, name: str = "X") -> np.ndarray:
+    """``X`` as a 2-D float64 array of real numbers (NaN = missing), or a ValueError/TypeError
+    naming the problem: complex values lost their imaginary part, and text raised NumPy's bare
+    "could not convert string to float"."""
+    arr = np.asarray(X)
+    if arr.dtype.kind == "c":
+        raise ValueError(
+            f"Complex data not supported: {name} holds complex numbers; the cuts are on real values"
+        )
+    if arr.dtype.kind not in "biuf":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(
+                f"{name} must hold numbers (NaN for a missing value); got dtype {arr.dtype} ({e}). "
+                "Text columns are categories already: code them instead of discretizing them"
+            ) from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n, p); got shape {arr.shape}")
+    return arr.astype(np.float64)
+
+
 class Discretizer:
     r"""Per-column discretization of a 2-D array.
 
@@ -693,6 +715,7 @@ class Discretizer:
     Attributes (after `fit`):
       cuts_: list of `(b_i - 1,)` cut arrays, one per column.
       n_bins_: `(p,)` number of bins per column (the `n_states` of the codes).
+      classes_: the distinct labels of ``y`` (supervised methods only).
     """
 
     def __init__(self, method: str = "modl", n_bins: int = 10):
@@ -700,9 +723,11 @@ class Discretizer:
         self.n_bins = n_bins
 
     def get_params(self, deep: bool = True) -> dict:
+        """The constructor parameters (scikit-learn's estimator protocol)."""
         return {"method": self.method, "n_bins": self.n_bins}
 
     def set_params(self, **params) -> Discretizer:
+        """Set constructor parameters by name (``method``, ``n_bins``); returns ``self``."""
         for key, value in params.items():
             if key not in ("method", "n_bins"):
                 raise ValueError(f"unknown parameter {key!r}; expected 'method' or 'n_bins'")
@@ -710,18 +735,19 @@ class Discretizer:
         return self
 
     def fit(self, X, y=None, sample_weight=None) -> Discretizer:
-        """Cut points of every column of ``X`` (n, p); NaN values are ignored.
+        """Cut points of every column of ``X`` (n, p) of real numbers; NaN values are ignored.
 
-        ``y`` (integer class codes) is required by the supervised methods, whose number of
-        classes is ``max(y) + 1`` for every column. ``sample_weight`` (n,) >= 0 weights every
-        method: the supervised criteria count weighted rows, ``equal_frequency`` takes weighted
-        quantiles and ``equal_width`` the range of the rows with a positive weight.
+        ``y`` (n,), class labels of any kind (integers, strings, ...), is required by the
+        supervised methods; their number of classes J is the number of distinct labels in ``y``
+        (``classes_``), the same for every column. To keep a problem's J on a subset of its rows
+        that lacks a class (a CV fold), call `modl_cuts` / `fayyad_irani_cuts` with class codes
+        and ``n_classes``. ``sample_weight`` (n,) >= 0 weights every method: the supervised
+        criteria count weighted rows, ``equal_frequency`` takes weighted quantiles and
+        ``equal_width`` the range of the rows with a positive weight.
         """
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}; got method={self.method!r}")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n, p); got shape {X.shape}")
+        X = _float_table(X)
         supervised = self.method in ("modl", "fayyad_irani")
         if supervised and y is None:
             raise ValueError(f"y is required for the supervised method {self.method!r}")
@@ -729,16 +755,16 @@ class Discretizer:
             _check_n_bins(self.n_bins)
         _check_weight(sample_weight, X.shape[:1])
         n_classes = None
+        self.__dict__.pop("classes_", None)  # a refit without labels keeps none of the last
         if supervised:
-            # one J for every column (a column's NaN rows must not change the MODL prior)
-            y = np.asarray(y)
-            if y.shape != X.shape[:1]:
-                raise ValueError(f"y must have shape {X.shape[:1]}; got {y.shape}")
-            if not np.issubdtype(y.dtype, np.integer) or (y.size and y.min() < 0):
-                raise ValueError(
-                    "y must hold non-negative integer class codes (encode labels first)"
-                )
-            n_classes = _check_n_classes(None, y)
+            from .data import encode_labels
+
+            # labels of any kind, as an estimator's fit takes them: J is the number of distinct
+            # labels, so labels 1 and 2 give the cuts of 0 and 1 (taken as codes, 1 and 2 had
+            # J = 3 and a costlier MODL prior); one J for every column, counted over all rows
+            # (a column's NaN rows must not change the MODL prior)
+            self.classes_, y = encode_labels(y, n_samples=X.shape[0])
+            n_classes = len(self.classes_)
         cuts = []
         for col in X.T:
             if self.method == "modl":
@@ -760,10 +786,11 @@ class Discretizer:
         """`(n, p)` int32 codes in [0, n_bins_[i]); NaN -> -1."""
         if not hasattr(self, "cuts_"):
             raise ValueError("this Discretizer is not fitted; call fit(X, y) first")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+        X = _float_table(X)
+        if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have shape (n, {self.n_features_in_}); got {X.shape}")
         return np.stack([apply_cuts(col, c) for col, c in zip(X.T, self.cuts_, strict=True)], 1)
 
     def fit_transform(self, X, y=None, sample_weight=None) -> np.ndarray:
+        """`fit` then `transform` of the same ``X``: its `(n, p)` int32 codes."""
         return self.fit(X, y, sample_weight).transform(X)

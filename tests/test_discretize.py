@@ -254,3 +254,46 @@ def test_cuts_from_counts_reject_unsorted_or_nan_cuts():
             with pytest.raises(ValueError, match="cuts must be sorted"):
                 fn(bad, counts)
         assert fn([1.0, 2.0], counts).tolist() == [1.0, 2.0]
+
+
+def test_discretizer_takes_class_labels_not_codes():
+    """`Discretizer.fit(X, y)` takes labels as an estimator's fit does: labels 1/2 (or text) give
+    the cuts of 0/1. Taken as codes, 1/2 had J = 3 classes in the MODL prior, which cut this data
+    nowhere where the two-class prior cuts once."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 300)
+    X = rng.normal(size=(300, 3)) + 0.35 * y[:, None]
+    ref = Discretizer("modl").fit(X, y)
+    assert [c.size for c in ref.cuts_] == [1, 0, 0]
+    np.testing.assert_array_equal(ref.cuts_[0], modl_cuts(X[:, 0], y))
+    for labels in (y + 1, 2 * y, np.where(y > 0, "yes", "no"), y.astype(np.float64)):
+        for method in ("modl", "fayyad_irani"):
+            d = Discretizer(method).fit(X, labels)
+            want = Discretizer(method).fit(X, y).cuts_
+            for got, exp in zip(d.cuts_, want, strict=True):
+                np.testing.assert_array_equal(got, exp)
+        assert len(d.classes_) == 2
+    # three labels with only two present: J = 2 (the distinct labels), as for codes 0 and 1
+    np.testing.assert_array_equal(Discretizer("modl").fit(X, 3 * y).cuts_[0], ref.cuts_[0])
+    # a refit without labels keeps no classes_ of the last fit
+    assert not hasattr(ref.set_params(method="equal_width").fit(X), "classes_")
+    with pytest.raises(ValueError, match="non-integer floats"):
+        Discretizer("modl").fit(X, y + 0.5)
+
+
+def test_discretizer_refuses_complex_and_text_tables():
+    X = np.arange(12.0).reshape(6, 2)
+    y = np.array([0, 1] * 3)
+    with pytest.raises(ValueError, match="Complex data not supported: X"):
+        Discretizer("equal_width", n_bins=2).fit(X + 1j)  # used to drop the imaginary part
+    with pytest.raises(TypeError, match="X must hold numbers .* code them"):
+        Discretizer("modl").fit(np.where(X > 3, "a", "b"), y)
+    d = Discretizer("equal_width", n_bins=2).fit(X)
+    with pytest.raises(ValueError, match="Complex data not supported: X"):
+        d.transform(X + 1j)
+    with pytest.raises(ValueError, match=r"X must be 2-D \(n, p\); got shape \(6,\)"):
+        d.transform(X[:, 0])
+    # a NaN (missing) and an object table of numbers are fine
+    Xo = X.astype(object)
+    Xo[0, 0] = np.nan
+    np.testing.assert_array_equal(d.transform(Xo)[:, 0], [-1, 0, 0, 1, 1, 1])

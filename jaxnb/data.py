@@ -407,6 +407,9 @@ class FeatureEncoder:
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X):
+        """Learn the column kinds, the discrete columns' states (label-encoded columns: their
+        sorted labels; integer code columns: ``n_states`` or max + 1) and the column names of
+        ``X`` (n, p); returns ``self``. `transform` then encodes tables the same way."""
         self._check_params()
         cols, kinds, _ = check_X_2d(X)
         p = len(cols)

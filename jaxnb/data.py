@@ -782,6 +782,37 @@ def one_class_error(labels, need: str, name: str = "y") -> ValueError:
     return ValueError(f"{name} has only one class ({only}); {need}")
 
 
+def check_same_classes(classes, classes_) -> None:
+    """A later `partial_fit` call's ``classes`` must be the model's ``classes_``, in any order
+    (scikit-learn compares the sorted labels)."""
+    given, _ = encode_labels(classes, None, name="classes")
+    if not np.array_equal(given, classes_):
+        raise ValueError(
+            f"classes differ from the first partial_fit call: got {given.tolist()}, the model has "
+            f"{np.asarray(classes_).tolist()}"
+        )
+
+
+def encode_in_classes(y, classes, n_samples: int | None = None, name: str = "y") -> np.ndarray:
+    """Codes (n,) int32 of labels ``y`` in a model's ``classes`` (its ``classes_``, from an earlier
+    `partial_fit` call or the ``classes`` argument): ``y`` is checked as by `encode_labels` (shape,
+    length, NaN, complex, fractional floats), and a label outside ``classes`` is a ValueError
+    that lists them and says how to declare every label."""
+    labels, codes = encode_labels(y, n_samples, name)
+    known = np.asarray(classes).tolist()
+    lookup = {v: i for i, v in enumerate(known)}
+    pos = np.empty(len(labels), np.int32)
+    for j, v in enumerate(labels.tolist()):
+        if v not in lookup:
+            shown = known if len(known) <= 20 else [*known[:20], "..."]
+            raise ValueError(
+                f"{name} contains the label {v!r} not in classes_ {shown}; pass all labels with "
+                "classes=[...] on the first partial_fit call"
+            )
+        pos[j] = lookup[v]
+    return pos[codes]
+
+
 def encode_labels(y, n_samples: int | None = None, name: str = "y"):
     """Encode class labels like scikit-learn: ``classes_`` sorted, ``y_enc`` in [0, c)."""
     if y is None:

@@ -24,7 +24,9 @@ from ._dtypes import float_dtype
 from .data import (
     FeatureEncoder,
     _aligned_empty,
+    check_same_classes,
     check_sample_weight,
+    encode_in_classes,
     encode_labels,
     one_class_error,
 )
@@ -705,42 +707,13 @@ class NaiveBayes(BaseNB):
             prev = None
         else:
             if classes is not None:
-                # the same set of labels in any order (scikit-learn compares the sorted classes)
-                given, _ = encode_labels(classes, None, name="classes")
-                if not np.array_equal(given, self.classes_):
-                    raise ValueError(
-                        f"classes differ from the first partial_fit call: got {list(given)}, "
-                        f"the model has {list(self.classes_)}"
-                    )
+                check_same_classes(classes, self.classes_)
             old = self.encoder_.grow(X)
             if list(old) != list(self.encoder_.n_states_):
                 self.stats_ = _pad_counts(self.stats_, old, self.encoder_.n_states_)
             codes, values = self.encoder_.transform(X, dtype=float_dtype())
             prev = self.stats_
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            y_arr = y_arr.ravel()
-        if y_arr.ndim != 1:
-            raise ValueError(f"y must be 1-D (n_samples,); got shape {y_arr.shape}")
-        if y_arr.shape[0] != codes.shape[0]:
-            raise ValueError(
-                f"X and y have mismatched lengths: X has {codes.shape[0]} samples, "
-                f"y has {y_arr.shape[0]}"
-            )
-        idx = np.searchsorted(self.classes_, y_arr) if self.classes_.dtype != object else None
-        if (
-            idx is None
-            or (idx >= len(self.classes_)).any()
-            or not np.array_equal(self.classes_[np.minimum(idx, len(self.classes_) - 1)], y_arr)
-        ):
-            lookup = {v: i for i, v in enumerate(self.classes_.tolist())}
-            try:
-                idx = np.array([lookup[v] for v in y_arr.tolist()])
-            except KeyError as e:
-                raise ValueError(
-                    f"y contains the label {e.args[0]!r} not in classes_; pass all "
-                    f"labels with classes=[...] on the first partial_fit call"
-                ) from e
+        idx = encode_in_classes(y, self.classes_, codes.shape[0])
         w = check_sample_weight(sample_weight, codes.shape[0], dtype=float_dtype())
         batch = self._stats(
             codes,

@@ -387,6 +387,38 @@ def test_partial_fit_label_not_in_classes():
         m.partial_fit(X[10:12], y[10:12], classes=[0, 1, 2])
 
 
+@pytest.mark.parametrize("model", ["NaiveBayes", "OnlineNB"])
+def test_partial_fit_checks_later_labels_as_the_first(model):
+    """A later partial_fit batch's y gets the checks of the first (NaiveBayes took complex labels
+    whose real part matched a class, and called NaN or 0.5 a label missing from classes_), and
+    both estimators word the errors alike, listing classes_."""
+    import jaxnb
+
+    X, y = _data()
+    m = getattr(jaxnb, model)().partial_fit(X[:10], y[:10] * 1.0, classes=[0.0, 1.0])
+    before = m.predict_proba(X[:3])
+    cases = [
+        (y[10:12] + 0j, "Complex data not supported: y holds complex numbers"),
+        (np.array([0.0, np.nan]), "y contains NaN or inf; every sample needs a class label"),
+        (np.array([0.0, 0.5]), r"y holds non-integer floats \(e.g. 0.5\)"),
+        (np.array([0, 2]), r"y contains the label 2 not in classes_ \[0.0, 1.0\]"),
+        (np.array([0, 1, 1]), "mismatched lengths"),
+    ]
+    for bad, msg in cases:
+        with pytest.raises(ValueError, match=msg):
+            m.partial_fit(X[10:12], bad)
+    with pytest.raises(
+        ValueError, match=r"classes differ .*: got \[0, 1, 2\], the model has \[0.0, 1.0\]"
+    ):
+        m.partial_fit(X[10:12], y[10:12], classes=[0, 1, 2])
+    np.testing.assert_array_equal(m.predict_proba(X[:3]), before)  # nothing was learnt
+    # the same labels as ints, bools or in another order of classes are fine
+    m.partial_fit(X[10:12], y[10:12].astype(bool), classes=[1, 0])
+    # the first call's y is checked against its classes the same way
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        getattr(jaxnb, model)().partial_fit(X[:10], y[:10] + 0j, classes=[0, 1])
+
+
 class NAType:  # stands in for pandas.NA (pandas is optional): recognized by its type name
     def __bool__(self):
         raise TypeError("boolean value of NA is ambiguous")

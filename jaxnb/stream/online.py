@@ -72,7 +72,9 @@ from .._matmul import einsum
 from ..data import (
     _frame_names,
     check_feature_names,
+    check_same_classes,
     check_X_2d,
+    encode_in_classes,
     encode_labels,
     feature_count_error,
     one_class_error,
@@ -953,21 +955,6 @@ class OnlineWeightedNB(BaseNB):
             )
         return out
 
-    @staticmethod
-    def _encode_y(y, n, classes):
-        """Class codes of y into `classes` (NaN/None, shape and length checked as NaiveBayes)."""
-        labels, codes = encode_labels(y, n)
-        lookup = {v: i for i, v in enumerate(classes.tolist())}
-        pos = np.empty(len(labels), np.int32)
-        for j, v in enumerate(labels.tolist()):
-            if v not in lookup:
-                raise ValueError(
-                    f"y contains the label {v!r} not in classes_ {classes.tolist()}; pass "
-                    f"all labels with classes=[...] on the first partial_fit call"
-                )
-            pos[j] = lookup[v]
-        return pos[codes]
-
     def _new_summary(self, c, p):
         dtype = float_dtype()
         if self.summary == "gaussian":
@@ -1008,7 +995,7 @@ class OnlineWeightedNB(BaseNB):
                     "partial_fit call",
                     "y" if classes is None else "classes",
                 )
-            yi = self._encode_y(y, X.shape[0], labels)  # before any state is set
+            yi = encode_in_classes(y, labels, X.shape[0])  # before any state is set
             self.classes_ = labels
             self.n_features_in_ = X.shape[1]
             self._names_in = names
@@ -1022,11 +1009,9 @@ class OnlineWeightedNB(BaseNB):
             self.n_seen_ = 0
             self._next_refresh = int(self.refresh_every)
             return X, yi
-        if classes is not None and not np.array_equal(
-            encode_labels(classes, None, name="classes")[0], self.classes_
-        ):
-            raise ValueError("classes differ from the first partial_fit call")
-        yi = self._encode_y(y, X.shape[0], self.classes_)
+        if classes is not None:
+            check_same_classes(classes, self.classes_)
+        yi = encode_in_classes(y, self.classes_, X.shape[0])
         # settings changed with set_params since the state was created: those that shape the state
         # cannot follow it; the others (learning rate, warm-up, order, smoothing...) apply from now
         layout = getattr(self, "_layout", None)

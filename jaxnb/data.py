@@ -782,6 +782,42 @@ def one_class_error(labels, need: str, name: str = "y") -> ValueError:
     return ValueError(f"{name} has only one class ({only}); {need}")
 
 
+def _label_family(arr: np.ndarray) -> str | None:
+    """ "text" or "number" for labels all of one family, else None (mixed objects, empty)."""
+    if arr.dtype.kind in "US":
+        return "text"
+    if arr.dtype.kind in "biuf":
+        return "number"
+    if arr.dtype.kind == "O" and arr.size:
+        texts = {isinstance(v, str | bytes) for v in arr.ravel().tolist()}
+        if texts == {True}:
+            return "text"
+        if all(isinstance(v, numbers.Number) for v in arr.ravel().tolist()):
+            return "number"
+    return None
+
+
+def check_score_labels(y, n_samples: int, classes) -> np.ndarray:
+    """True labels (n,) for scoring a fitted model's predictions: checked as in `fit`
+    (`encode_labels`: shape, length, NaN, complex, fractional floats). Labels outside ``classes``
+    are allowed (they count as errors), but text labels for a model of numeric classes, or the
+    reverse, are a ValueError (as scikit-learn's metrics raise): they would score 0 silently."""
+    encode_labels(y, n_samples)
+    arr = np.asarray(y)
+    if arr.ndim == 2:
+        arr = arr.ravel()
+    classes = np.asarray(classes)
+    got, want = _label_family(arr), _label_family(classes)
+    if got and want and got != want:
+        shown = classes.tolist() if classes.size <= 20 else [*classes[:20].tolist(), "..."]
+        what = {"text": "text labels", "number": "numbers"}
+        raise ValueError(
+            f"Mix of label input types (string and number): y holds {what[got]}, but the "
+            f"model's classes_ are {what[want]} {shown}; pass the labels the model was fitted on"
+        )
+    return arr
+
+
 def check_same_classes(classes, classes_) -> None:
     """A later `partial_fit` call's ``classes`` must be the model's ``classes_``, in any order
     (scikit-learn compares the sorted labels)."""

@@ -26,6 +26,7 @@ from .data import (
     _aligned_empty,
     check_same_classes,
     check_sample_weight,
+    check_score_labels,
     encode_in_classes,
     encode_labels,
     one_class_error,
@@ -456,15 +457,14 @@ class BaseNB:
         return self.classes_[np.argmax(scores, axis=1)]
 
     def score(self, X, y, sample_weight=None):
-        """Weighted accuracy."""
+        """Weighted accuracy: the weighted share of rows whose `predict` equals ``y``.
+
+        ``y`` is checked as in `fit` (NaN, complex, fractional floats, length). Labels outside
+        ``classes_`` count as errors; text labels for a model of numeric classes (or the reverse)
+        are a ValueError, not an accuracy of 0.
+        """
         pred = self.predict(X)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D (n_samples,); got shape {y.shape}")
-        if y.shape[0] != pred.shape[0]:
-            raise ValueError(f"X and y have mismatched lengths: {pred.shape[0]} and {y.shape[0]}")
+        y = check_score_labels(y, pred.shape[0], self.classes_)
         w = check_sample_weight(sample_weight, y.shape[0], dtype=np.float64)
         return float(np.sum(w * (pred == y)) / np.sum(w))
 

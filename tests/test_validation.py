@@ -601,3 +601,29 @@ def test_dates_in_a_continuous_column_get_a_clear_error():
     days = np.arange(20).astype("datetime64[D]")
     with pytest.raises(TypeError, match=r"column 0 has dtype datetime64\[D\]; convert it"):
         NaiveBayes().fit(days[:, None], y)
+
+
+def test_score_checks_the_true_labels():
+    """score(X, y) with text labels for a model of numeric classes scored 0.0 silently, complex
+    labels were compared by their real part and NaN labels counted as errors; scikit-learn's
+    metrics refuse all three. Labels outside classes_ still count as errors."""
+    X, y = _data()
+    m = NaiveBayes().fit(X, y)
+    acc = m.score(X, y)
+    assert 0.5 < acc < 1.0
+    for bad, msg in [
+        (y.astype(str), r"y holds text labels, but the model's classes_ are numbers \[0, 1\]"),
+        (y + 0j, "Complex data not supported"),
+        (np.where(y > 0, np.nan, 0.0), "y contains NaN"),
+        (y + 0.5, "non-integer floats"),
+        (y[:-1], "mismatched lengths"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            m.score(X, bad)
+    assert m.score(X, y.astype(float)) == acc and m.score(X, y.astype(object)) == acc
+    assert m.score(X, y[:, None]) == acc
+    assert m.score(X, y + 5) == 0.0  # labels the model never predicts: all wrong
+    t = NaiveBayes().fit(X, np.array(["a", "b"])[y])
+    assert t.score(X, np.array(["a", "b"], dtype=object)[y]) == acc
+    with pytest.raises(ValueError, match=r"y holds numbers, but .* text labels \['a', 'b'\]"):
+        t.score(X, y)

@@ -199,6 +199,40 @@ def test_prequential_jit_is_test_then_train():
     np.testing.assert_array_equal(res.n_seen, [25, 50, 60])
 
 
+def test_prequential_refuses_a_fitted_model_unless_warm_start():
+    """Both drivers train the model in place: a second run on the same object continued from the
+    first run's model (and scored its accuracy on top of it). It is refused now; warm_start=True
+    continues a fitted model on purpose and tests its first block too."""
+    X, y = _data(n=60, p=3, c=2, seed=7)
+    m = _Constant()
+    prequential(m, X, y, batch_size=10, report_every=60, verbose=False)
+    m.coef_ = 0  # what a fitted scikit-learn model has
+    with pytest.raises(ValueError, match=r"model is already fitted \(this _Constant has coef_\)"):
+        prequential(m, X, y, batch_size=10, report_every=60, verbose=False)
+    res = prequential(m, X, y, batch_size=10, report_every=60, verbose=False, warm_start=True)
+    assert res.n_tested == 60 and res.n_correct == int((y == 0).sum())
+    with pytest.raises(TypeError, match="warm_start must be True or False"):
+        prequential(_Constant(), X, y, verbose=False, warm_start="yes")
+    for run in (
+        lambda mm, **kw: prequential(mm, X, y, batch_size=1, report_every=60, verbose=False, **kw),
+        lambda mm, **kw: prequential_jit(mm, X, y, report_every=60, verbose=False, **kw),
+    ):
+        est = OnlineNB()
+        first = run(est)
+        assert first.n_tested == 59
+        with pytest.raises(ValueError, match="OnlineNB has classes_, n_features_in_, n_seen_"):
+            run(est)
+        # warm: every row is tested, each by the model that has seen the earlier run and rows
+        warm = run(est, warm_start=True)
+        assert warm.n_tested == 60 and est.n_seen_ == 120
+        ref = OnlineNB().fit(X, y)
+        assert warm.n_correct == int(ref.prequential_correct(X, y).sum())
+    # a warm model keeps its own classes_ when the stream lacks one of them
+    est = OnlineNB().fit(X, y)
+    prequential(est, X[y == 0], y[y == 0], batch_size=5, verbose=False, warm_start=True)
+    assert est.classes_.tolist() == [0, 1]
+
+
 def test_prequential_mixed_type_labels_equal_integer_codes():
     """Labels of mixed Python types (0 and "a") are sorted like the estimators sort them; both
     prequential drivers give exactly the run on the integer codes 0/1 (0 sorts before "a")."""

@@ -5,7 +5,9 @@ Gama, Sebastião & Rodrigues (2009), "Issues in evaluation of stream learning al
 Every incoming block of rows is first predicted by the current model, then learned. The
 cumulative accuracy after n rows is (number of correct predictions so far) / (rows predicted so
 far); the very first block cannot be predicted by an unfitted model and is only learned (its rows
-are not counted). Two drivers:
+are not counted). Both drivers learn ``model`` in place, so they refuse a model fitted before the
+call (a second run would continue from the first run's model and inflate its accuracy) unless
+``warm_start=True``, which continues it and tests its first block too. Two drivers:
 
 * `prequential(model, X, y, batch_size, report_every)`: any estimator with `predict` and
   `partial_fit(X, y, classes=...)` (ours or scikit-learn's), block by block from Python, with
@@ -60,9 +62,28 @@ def _check(X, y, batch_size, report_every):
     return X, y
 
 
-def _classes(y, classes):
-    """The label set passed to every block: all of y's labels (sorted like the estimators sort
-    them, mixed types included), or the caller's ``classes``."""
+def _warm(model, warm_start) -> bool:
+    """Whether ``model`` was fitted before the run (scikit-learn's convention: it has a public
+    attribute ending in "_"); a fitted model needs ``warm_start=True``."""
+    if not isinstance(warm_start, bool | np.bool_):
+        raise TypeError(f"warm_start must be True or False; got {warm_start!r}")
+    learnt = sorted(k for k in getattr(model, "__dict__", {}) if k.endswith("_") and k[0] != "_")
+    if learnt and not warm_start:
+        raise ValueError(
+            f"model is already fitted (this {type(model).__name__} has {', '.join(learnt[:3])}); "
+            "prequential evaluation trains it further, so this run would continue from the model "
+            "of an earlier one. Pass a new instance (or sklearn.base.clone(model)) to start from "
+            "scratch, or warm_start=True to continue it (its first block is then tested too)"
+        )
+    return bool(learnt)
+
+
+def _classes(y, classes, model=None):
+    """The label set passed to every block: the caller's ``classes``, a warm ``model``'s
+    ``classes_``, or all of y's labels (sorted like the estimators sort them, mixed types
+    included)."""
+    if classes is None and model is not None and hasattr(model, "classes_"):
+        return np.asarray(model.classes_)
     if classes is None:
         return encode_labels(y, name="y")[0]
     return np.asarray(classes)
@@ -77,16 +98,20 @@ def prequential(
     *,
     classes=None,
     verbose: bool = True,
+    warm_start: bool = False,
 ) -> PrequentialResult:
-    """Test-then-train over (X, y) in blocks of `batch_size`; curve sampled every `report_every`."""
+    """Test-then-train over (X, y) in blocks of `batch_size`; curve sampled every `report_every`.
+
+    ``model`` is trained in place; a model fitted before the call needs ``warm_start=True`` (see
+    the module docstring)."""
     X, y = _check(X, y, batch_size, report_every)
-    classes = _classes(y, classes)
+    fitted = _warm(model, warm_start)
+    classes = _classes(y, classes, model if fitted else None)
     n = X.shape[0]
     correct = tested = 0
     seen, acc = [], []
     next_report = report_every
     t0 = time.perf_counter()
-    fitted = False
     for start in range(0, n, batch_size):
         Xb, yb = X[start : start + batch_size], y[start : start + batch_size]
         if fitted:
@@ -113,13 +138,22 @@ def prequential(
 
 
 def prequential_jit(
-    model, X, y, report_every: int = 10_000, *, classes=None, verbose: bool = True
+    model,
+    X,
+    y,
+    report_every: int = 10_000,
+    *,
+    classes=None,
+    verbose: bool = True,
+    warm_start: bool = False,
 ) -> PrequentialResult:
     """Prequential accuracy of an `OnlineWeightedNB` / `OnlineNB` from its compiled scan.
 
-    Runs `report_every` rows per compiled call (one compilation; the last call may be shorter)."""
+    Runs `report_every` rows per compiled call (one compilation; the last call may be shorter).
+    ``model`` is trained in place; a model fitted before the call needs ``warm_start=True``."""
     X, y = _check(X, y, 1, report_every)
-    classes = _classes(y, classes)
+    warm = _warm(model, warm_start)
+    classes = _classes(y, classes, model if warm else None)
     n = X.shape[0]
     correct = tested = 0
     seen, acc = [], []
@@ -128,7 +162,7 @@ def prequential_jit(
         ok = model.prequential_correct(
             X[start : start + report_every], y[start : start + report_every], classes=classes
         )
-        if start == 0:  # the unfitted model's first block is not a prediction
+        if start == 0 and not warm:  # the unfitted model's first block is not a prediction
             skip = model._chunk(test=True)
             ok = ok[skip:]
         correct += int(ok.sum())

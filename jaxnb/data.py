@@ -783,7 +783,7 @@ def one_class_error(labels, need: str, name: str = "y") -> ValueError:
 
 
 def _label_family(arr: np.ndarray) -> str | None:
-    """ "text" or "number" for labels all of one family, else None (mixed objects, empty)."""
+    """The family of labels all of one kind, "text" or "number"; None for mixed objects or none."""
     if arr.dtype.kind in "US":
         return "text"
     if arr.dtype.kind in "biuf":

@@ -722,6 +722,11 @@ class Discretizer:
         self.method = method
         self.n_bins = n_bins
 
+    def __repr__(self) -> str:
+        defaults = {"method": "modl", "n_bins": 10}
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k]]
+        return f"Discretizer({', '.join(changed)})"
+
     def get_params(self, deep: bool = True) -> dict:
         """The constructor parameters (scikit-learn's estimator protocol)."""
         return {"method": self.method, "n_bins": self.n_bins}

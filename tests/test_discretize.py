@@ -275,6 +275,10 @@ def test_discretizer_takes_class_labels_not_codes():
         assert len(d.classes_) == 2
     # three labels with only two present: J = 2 (the distinct labels), as for codes 0 and 1
     np.testing.assert_array_equal(Discretizer("modl").fit(X, 3 * y).cuts_[0], ref.cuts_[0])
+    assert repr(ref) == "Discretizer()"
+    assert (
+        repr(Discretizer("equal_width", n_bins=4)) == "Discretizer(method='equal_width', n_bins=4)"
+    )
     # a refit without labels keeps no classes_ of the last fit
     assert not hasattr(ref.set_params(method="equal_width").fit(X), "classes_")
     with pytest.raises(ValueError, match="non-integer floats"):

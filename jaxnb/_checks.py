@@ -11,6 +11,7 @@ import numbers
 from collections.abc import Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
@@ -169,34 +170,53 @@ def check_scored_rows(name, scores, y, weight, divides) -> None:
     check_labels(name, shape[:1], shape[-1], y, weight, divides)
 
 
+def _as_array(value):
+    """A list or tuple argument as one array (a jitted function would take it as a pytree of
+    scalars: one argument per entry, a compilation per length); entries that are tracers of a
+    caller's ``jit`` are stacked by JAX instead."""
+    try:
+        return np.asarray(value)
+    except jax.errors.TracerArrayConversionError:
+        return jnp.asarray(value)
+
+
 def jit_entry(*static_argnames: str, check: Callable | None = None):
     """`jax.jit` for a public core function, with `static_argnames`; a list `n_states` becomes a
-    tuple.
+    tuple, and any other list or plain tuple argument one array (as the function would read it
+    called eagerly).
 
     Jitting the whole entry point compiles once instead of dispatching (and compiling) op by op when
     called eagerly; inside a caller's `jit` it simply inlines. Shape checks still run at trace time.
-    ``check``, when given, is called with the bound arguments (a dict, defaults not filled in)
-    before jitting: the place for eager value checks, which must skip tracers (inside a caller's
-    `jit` the arguments are abstract).
+    ``check``, when given, is called with the bound arguments (a dict, defaults not filled in, the
+    entries of a ``**kwargs`` parameter as keys of their own) before jitting: the place for eager
+    value checks, which must skip tracers (inside a caller's `jit` the arguments are abstract).
     """
 
     def decorate(fn):
         jitted = jax.jit(fn, static_argnames=static_argnames)
         signature = inspect.signature(fn)
+        # a **kwargs parameter: its entries are passed (and checked) as keywords of their own
+        var_kw = next(
+            (p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD), None
+        )
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            bound = signature.bind(*args, **kwargs)
-            states = bound.arguments.get("n_states")
+            arguments = dict(signature.bind(*args, **kwargs).arguments)
+            if var_kw is not None:
+                arguments.update(arguments.pop(var_kw, {}))
+            states = arguments.get("n_states")
             if states is not None and not isinstance(states, int | np.integer):
-                bound.arguments["n_states"] = tuple(int(s) for s in states)
-            for name in static_argnames:
-                value = bound.arguments.get(name)
-                if isinstance(value, np.integer):
-                    bound.arguments[name] = int(value)
+                arguments["n_states"] = tuple(int(s) for s in states)
+            for name, value in arguments.items():
+                if name in static_argnames:
+                    if isinstance(value, np.integer):
+                        arguments[name] = int(value)
+                elif type(value) in (list, tuple):  # array-likes (a NamedTuple pytree stays)
+                    arguments[name] = _as_array(value)
             if check is not None:
-                check(bound.arguments)
-            return jitted(**bound.arguments)
+                check(arguments)
+            return jitted(**arguments)
 
         # the jitted function's introspection (lowering, cache size) on the wrapper too
         wrapper.lower = jitted.lower

@@ -35,6 +35,7 @@ from .methods import weighted as wt
 from .model_selection import aic as _aic
 from .model_selection import (
     check_cv,
+    fold_weights,
     kfold_stats,
     resolve_folds,
     validation_split,
@@ -165,7 +166,7 @@ def _gl_cv(
     train, _ = kfold_stats(
         codes, values, y, folds, w, n_states=n_states, n_classes=n_classes, n_folds=n_folds
     )
-    fold_w = (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(values.dtype) * w[None, :]
+    fold_w = fold_weights(folds, n_folds, values.dtype) * w[None, :]
 
     def one_fold(stats, fw):
         problem = gl.make_group_lasso_problem(

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import broadcasts_to, check_labels, concrete, dtype_of, off_host
+from ._checks import broadcasts_to, check_labels, concrete, dtype_of, jit_entry, off_host
 from ._matmul import einsum, matmul
 from .params import NBParams
 from .suffstats import _onehot_block, _onehot_layout, state_offsets, state_segments
@@ -86,6 +86,14 @@ def _check_rows(params: NBParams, codes, values, weights=None, bias=None, name="
             )
 
 
+def _rows_check(args) -> None:
+    """`jit_entry` hook of the row-scoring entry points: `_check_rows` on the concrete arguments
+    (inside the jitted body the rows are abstract, so only their shapes are checked there)."""
+    _check_rows(
+        args["params"], args["codes"], args["values"], args.get("weights"), args.get("bias")
+    )
+
+
 def _check_combination(p, c, weights, bias) -> None:
     """Static shapes of combination weights, (p,) or (p, c), and of a bias, (c,)."""
     if weights is not None and np.shape(weights) not in ((p,), (p, c)):
@@ -133,6 +141,7 @@ def _gaussian_contributions(params: NBParams, values):
     return jnp.where(miss[..., None], 0.0, lp)
 
 
+@jit_entry(check=_rows_check)
 def log_contributions(params: NBParams, codes, values):
     r"""Per-predictor log-contributions L (n, p, c), predictor order [discrete, continuous].
 
@@ -171,6 +180,7 @@ def _weights_pc(weights, p, c, dtype):
     return jnp.broadcast_to(w if w.ndim == 2 else w[:, None], (p, c))
 
 
+@jit_entry(check=_rows_check)
 def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=None):
     r"""Per-class log joint score of every row, shape (n, c).
 
@@ -343,6 +353,7 @@ def _nonfinite_terms(h, q, c, packed):
     )
 
 
+@jit_entry(check=_rows_check)
 def log_posterior(params: NBParams, codes, values, weights=None, bias=None, shift=None):
     """Log posterior (n, c): `log_joint` normalized with logsumexp."""
     return jax.nn.log_softmax(log_joint(params, codes, values, weights, bias, shift), axis=-1)

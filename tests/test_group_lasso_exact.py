@@ -122,13 +122,12 @@ def test_unsmoothed_zero_counts_and_zero_weight_class():
     w = np.where(y == 2, 0.0, w)  # class 2 has zero weight
     problem = gl.make_group_lasso_problem(stats_from_data(codes, X, y, w), alpha=0.0)
     lmax = float(gl.lambda_max(problem))
+    # jitted once for the three penalties (an eager call of the solver compiles its loop anew
+    # every time: 2-3 s each)
+    fit = jax.jit(gl.fit_group_lasso, static_argnames=("solver", "max_steps"))
     for frac in (0.5, 0.1, 1e-3):
-        pe, ie = jax.jit(gl.fit_group_lasso, static_argnames=("solver", "max_steps"))(
-            problem, frac * lmax, solver="exact", tol=1e-12, max_steps=20000
-        )
-        pf, if_ = gl.fit_group_lasso(
-            problem, frac * lmax, solver="fista", tol=1e-11, max_steps=20000
-        )
+        pe, ie = fit(problem, frac * lmax, solver="exact", tol=1e-12, max_steps=20000)
+        pf, if_ = fit(problem, frac * lmax, solver="fista", tol=1e-11, max_steps=20000)
         assert bool(ie.converged)
         assert numpy_kkt_violation(problem, pe.cpt, frac * lmax) < 1e-9
         assert float(ie.objective) <= float(if_.objective) + 1e-12

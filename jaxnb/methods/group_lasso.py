@@ -94,7 +94,7 @@ import numpy as np
 import optax.tree_utils as otu
 from jax import lax
 
-from jaxnb._checks import check_array_range, concrete
+from jaxnb._checks import check_array_range, concrete, jit_entry
 from jaxnb.optim.blocks import block_expand, block_sum
 from jaxnb.optim.fista import SolverInfo, solve_fista
 from jaxnb.optim.projections import project_cpt_affine
@@ -813,6 +813,25 @@ def _fit_fista(
     return GroupLassoParams(params.cpt, mean, params.std), info._replace(num_steps=used)
 
 
+def _fit_check(args) -> None:
+    """`jit_entry` hook of `fit_group_lasso`: the eager value checks of its penalties."""
+    _check_values("penalty_discrete", args.get("penalty_discrete"))
+    _check_values("penalty_continuous", args.get("penalty_continuous"))
+    _check_solver(args.get("solver", "exact"))
+
+
+def _path_check(args) -> None:
+    """`jit_entry` hook of `group_lasso_path`."""
+    _check_values("penalties", args.get("penalties"))
+    _check_values("continuous_scale", args.get("continuous_scale", 1.0), low_open=True)
+    _check_solver(args.get("solver", "exact"))
+
+
+# the solvers' static settings: loop caps, the FISTA step multiplier and the solver's name
+_SOLVER_STATIC = ("solver", "max_steps", "step_growth", "max_exact_steps")
+
+
+@jit_entry(*_SOLVER_STATIC, check=_fit_check)
 def fit_group_lasso(
     problem: GroupLassoProblem,
     penalty_discrete,
@@ -853,6 +872,10 @@ def fit_group_lasso(
       step_growth: trial step multiplier per iteration (see `jaxnb.optim.fista_step`).
       max_exact_steps: cap on the exact solver's outer Newton steps (it needs about 5-15).
 
+    Jitted, with ``solver``, ``max_steps``, ``step_growth`` and ``max_exact_steps`` static: an
+    eager call compiles once per problem shape and setting (it used to recompile its solver loops
+    at every call, 1-2 s each), and inside a caller's ``jit`` or ``vmap`` it inlines.
+
     Returns:
       ``(params, info)``: `GroupLassoParams` and a `jaxnb.optim.SolverInfo` (objective = F). With
       ``"exact"``, ``num_steps`` adds the discrete Newton steps to the continuous FISTA steps and
@@ -891,6 +914,7 @@ def fit_group_lasso(
     return params, SolverInfo(n_iter, residual, converged, step, objective)
 
 
+@jit_entry(*_SOLVER_STATIC, check=_path_check)
 def group_lasso_path(
     problem: GroupLassoProblem,
     penalties,
@@ -917,7 +941,8 @@ def group_lasso_path(
       init: start of the first solve (default Omega^(0)).
       step_size: initial step of the first solve.
       solver: ``"exact"`` (default) or ``"fista"`` (see `fit_group_lasso`).
-      **fit_kwargs: ``max_steps``, ``tol``, ``step_growth``, ``max_exact_steps``.
+      **fit_kwargs: ``max_steps``, ``tol``, ``step_growth``, ``max_exact_steps`` (jitted as in
+        `fit_group_lasso`, the same settings static).
 
     Returns:
       A `GroupLassoPath`.

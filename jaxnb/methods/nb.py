@@ -35,6 +35,9 @@ def fit_stats(
         >= n_states or a label >= n_classes silently.
     """
     n_states = _static_n_states(n_states)
+    # lists read as arrays (they had no dtype for the checks below)
+    codes, values, y = (_shaped(a) for a in (codes, values, y))
+    weight = None if weight is None else _shaped(weight)
     if check_input and concrete(codes, values, y, weight):
         _check_stats_inputs(codes, values, y, weight, n_states, n_classes)
     return _fit_stats(

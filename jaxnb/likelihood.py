@@ -87,8 +87,9 @@ def _check_rows(params: NBParams, codes, values, weights=None, bias=None, name="
 
 
 def _rows_check(args) -> None:
-    """`jit_entry` hook of the row-scoring entry points: `_check_rows` on the concrete arguments
-    (inside the jitted body the rows are abstract, so only their shapes are checked there)."""
+    """`jit_entry` hook of the row-scoring entry points, run at every call before the jitted body:
+    `_check_rows` (shapes always; inside a caller's ``jit`` the rows are tracers, so their values
+    are not checked)."""
     _check_rows(
         args["params"], args["codes"], args["values"], args.get("weights"), args.get("bias")
     )
@@ -148,7 +149,6 @@ def log_contributions(params: NBParams, codes, values):
     ``codes`` (n, q) integer state codes (negative = missing), ``values`` (n, r) (NaN = missing);
     eager calls check their shapes and that every code is below its ``params.n_states``.
     """
-    _check_rows(params, codes, values)
     codes, values = jnp.asarray(codes), jnp.asarray(values)
     return jnp.concatenate(
         [_discrete_contributions(params, codes), _gaussian_contributions(params, values)], axis=1
@@ -204,7 +204,6 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
         element at a time (3000 rows x 20 Gaussian predictors x a 20-point path: about 4x
         less evaluation time on CPU).
     """
-    _check_rows(params, codes, values, weights, bias)
     codes, values = jnp.asarray(codes), jnp.asarray(values)
     c = params.n_classes
     n_states = params.n_states

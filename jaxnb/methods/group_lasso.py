@@ -814,7 +814,8 @@ def _fit_fista(
 
 
 def _fit_check(args) -> None:
-    """`jit_entry` hook of `fit_group_lasso`: the eager value checks of its penalties."""
+    """`jit_entry` hook of `fit_group_lasso` (it runs at every call, before the jitted body):
+    the solver's name, and the penalties' values when they are concrete."""
     _check_values("penalty_discrete", args.get("penalty_discrete"))
     _check_values("penalty_continuous", args.get("penalty_continuous"))
     _check_solver(args.get("solver", "exact"))
@@ -881,9 +882,6 @@ def fit_group_lasso(
       ``"exact"``, ``num_steps`` adds the discrete Newton steps to the continuous FISTA steps and
       ``residual`` is the larger of the two parts' residuals.
     """
-    _check_values("penalty_discrete", penalty_discrete)
-    _check_values("penalty_continuous", penalty_continuous)
-    _check_solver(solver)
     if penalty_continuous is None:
         penalty_continuous = penalty_discrete
     init = problem.center if init is None else init
@@ -947,9 +945,6 @@ def group_lasso_path(
     Returns:
       A `GroupLassoPath`.
     """
-    _check_values("penalties", penalties)
-    _check_values("continuous_scale", continuous_scale, low_open=True)
-    _check_solver(solver)
     penalties = jnp.asarray(penalties)
     init = problem.center if init is None else init
     dtype = problem.group_weight.dtype

@@ -782,6 +782,12 @@ def one_class_error(labels, need: str, name: str = "y") -> ValueError:
     return ValueError(f"{name} has only one class ({only}); {need}")
 
 
+def _shown(labels, limit: int = 20) -> list:
+    """Labels for an error message: all of them, or the first ``limit`` and "..."."""
+    shown = np.asarray(labels).tolist()
+    return shown if len(shown) <= limit else [*shown[:limit], "..."]
+
+
 def _label_family(arr: np.ndarray) -> str | None:
     """The family of labels all of one kind, "text" or "number"; None for mixed objects or none."""
     if arr.dtype.kind in "US":
@@ -809,11 +815,11 @@ def check_score_labels(y, n_samples: int, classes) -> np.ndarray:
     classes = np.asarray(classes)
     got, want = _label_family(arr), _label_family(classes)
     if got and want and got != want:
-        shown = classes.tolist() if classes.size <= 20 else [*classes[:20].tolist(), "..."]
         what = {"text": "text labels", "number": "numbers"}
         raise ValueError(
             f"Mix of label input types (string and number): y holds {what[got]}, but the "
-            f"model's classes_ are {what[want]} {shown}; pass the labels the model was fitted on"
+            f"model's classes_ are {what[want]} {_shown(classes)}; pass the labels the model was "
+            "fitted on"
         )
     return arr
 
@@ -824,9 +830,21 @@ def check_same_classes(classes, classes_) -> None:
     given, _ = encode_labels(classes, None, name="classes")
     if not np.array_equal(given, classes_):
         raise ValueError(
-            f"classes differ from the first partial_fit call: got {given.tolist()}, the model has "
-            f"{np.asarray(classes_).tolist()}"
+            f"classes differ from the first partial_fit call: got {_shown(given)}, the model has "
+            f"{_shown(classes_)}"
         )
+
+
+def first_partial_fit_classes(y, classes, n_samples: int, need: str) -> np.ndarray:
+    """The sorted labels of a first `partial_fit` call: ``classes`` when given, else y's labels;
+    at least two of them (``need`` says why and how to give them, as in `one_class_error`)."""
+    if classes is None:
+        labels, _ = encode_labels(y, n_samples)
+    else:
+        labels, _ = encode_labels(classes, None, name="classes")
+    if len(labels) < 2:
+        raise one_class_error(labels, need, "y" if classes is None else "classes")
+    return labels
 
 
 def encode_in_classes(y, classes, n_samples: int | None = None, name: str = "y") -> np.ndarray:
@@ -835,15 +853,13 @@ def encode_in_classes(y, classes, n_samples: int | None = None, name: str = "y")
     length, NaN, complex, fractional floats), and a label outside ``classes`` is a ValueError
     that lists them and says how to declare every label."""
     labels, codes = encode_labels(y, n_samples, name)
-    known = np.asarray(classes).tolist()
-    lookup = {v: i for i, v in enumerate(known)}
+    lookup = {v: i for i, v in enumerate(np.asarray(classes).tolist())}
     pos = np.empty(len(labels), np.int32)
     for j, v in enumerate(labels.tolist()):
         if v not in lookup:
-            shown = known if len(known) <= 20 else [*known[:20], "..."]
             raise ValueError(
-                f"{name} contains the label {v!r} not in classes_ {shown}; pass all labels with "
-                "classes=[...] on the first partial_fit call"
+                f"{name} contains the label {v!r} not in classes_ {_shown(classes)}; pass all "
+                "labels with classes=[...] on the first partial_fit call"
             )
         pos[j] = lookup[v]
     return pos[codes]

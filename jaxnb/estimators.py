@@ -29,6 +29,7 @@ from .data import (
     check_score_labels,
     encode_in_classes,
     encode_labels,
+    first_partial_fit_classes,
     one_class_error,
 )
 from .exceptions import ConvergenceWarning, NotFittedError
@@ -692,15 +693,12 @@ class NaiveBayes(BaseNB):
         if not hasattr(self, "stats_"):
             enc = self._make_encoder().fit(X)
             codes, values = enc.transform(X, dtype=float_dtype(), fit=True)
-            cls_all = classes if classes is not None else y
-            cls, _ = encode_labels(cls_all, None, name="classes" if classes is not None else "y")
-            if len(cls) < 2:
-                raise one_class_error(
-                    cls,
-                    "partial_fit needs at least two classes: pass classes=[...] on the first call",
-                    "y" if classes is None else "classes",
-                )
-            self.classes_ = cls
+            self.classes_ = first_partial_fit_classes(
+                y,
+                classes,
+                codes.shape[0],
+                "partial_fit needs at least two classes: pass classes=[...] on the first call",
+            )
             self.encoder_ = enc
             self.n_features_in_ = enc.n_features_in_
             self._keep_sample(codes, values)

@@ -75,9 +75,8 @@ from ..data import (
     check_same_classes,
     check_X_2d,
     encode_in_classes,
-    encode_labels,
     feature_count_error,
-    one_class_error,
+    first_partial_fit_classes,
 )
 from ..estimators import BaseNB
 from ..exceptions import NotFittedError
@@ -984,17 +983,13 @@ class OnlineWeightedNB(BaseNB):
         names = _frame_names(X)
         X = self._check_X(X)
         if not hasattr(self, "state_"):
-            if classes is None:
-                labels, _ = encode_labels(y, X.shape[0])
-            else:
-                labels, _ = encode_labels(classes, None, name="classes")
-            if len(labels) < 2:
-                raise one_class_error(
-                    labels,
-                    "online NB needs at least two classes: pass classes=[...] on the first "
-                    "partial_fit call",
-                    "y" if classes is None else "classes",
-                )
+            labels = first_partial_fit_classes(
+                y,
+                classes,
+                X.shape[0],
+                "online NB needs at least two classes: pass classes=[...] on the first "
+                "partial_fit call",
+            )
             yi = encode_in_classes(y, labels, X.shape[0])  # before any state is set
             self.classes_ = labels
             self.n_features_in_ = X.shape[1]

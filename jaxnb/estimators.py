@@ -470,7 +470,46 @@ class BaseNB:
         return float(np.sum(w * (pred == y)) / np.sum(w))
 
 
-class NaiveBayes(BaseNB):
+class _Additive:
+    """Mixin of the estimators whose score is a per-class bias plus one term per predictor:
+    ``predict_joint_log_proba(X) == score_bias_ + explain(X).sum(1)``. A subclass implements
+    ``_contributions(codes, values)`` (n, p, c), predictors in the internal order [discrete,
+    continuous], and ``_score_bias()`` (c,)."""
+
+    # no abstract stubs here: a mixin listed first would shadow a base class's implementation
+
+    def explain(self, X):
+        r"""Exact additive per-predictor contributions to each class's log score.
+
+        The model's score of class j is ``score_bias_[j] + Σ_i explain(X)[r, i, j]`` (that is
+        `predict_joint_log_proba`, up to round-off), so the posterior is the softmax over j of
+        that sum. For `NaiveBayes` the term of predictor i is log f(x_i | j) and the bias the log
+        prior; for the weighted, selective and penalized models it is the term as the model
+        weighs it: 0 for a predictor the model leaves out, w_ij log f(x_i | j) for a weighted one,
+        and under fsNB's Ω(α) a predictor at level α_i = 0 adds the same value to every class.
+        Missing values and ignored unseen categories contribute 0.
+
+        Returns:
+          Array (n, p, c): predictors in the user's column order, classes as in ``classes_``.
+        """
+        codes, values = self._encode(X)  # checks fitted
+        n = codes.shape[0]
+        m = _row_bucket(n)  # padded as in prediction: test sets of nearby sizes share a program
+        if m > n:
+            codes, values = _pad_rows(codes, m), _pad_rows(values, m)
+        L = np.asarray(self._contributions(_device(codes), _device(values)))[:n]
+        return L[:, self._user_order(), :]
+
+    @property
+    def score_bias_(self):
+        """Per-class bias (c,) of the score: ``predict_joint_log_proba(X) == score_bias_ +
+        explain(X).sum(1)``. The log prior for the NB-type models; a learned bias for
+        `WeightedNB` with gradient-trained weights."""
+        self._check_fitted()
+        return np.asarray(self._score_bias())
+
+
+class NaiveBayes(_Additive, BaseNB):
     r"""Naive Bayes over mixed discrete (categorical CPT) and continuous (Gaussian) predictors.
 
     The posterior is log P(Y=j | x) = log π_j + Σ_i log f(x_i | Y=j) − logsumexp_j(·), with
@@ -728,20 +767,12 @@ class NaiveBayes(BaseNB):
         return _log_joint(self.params_, codes, values)
 
     # ------------------------------------------------------------------ explanation
-    def explain(self, X):
-        r"""Exact additive per-predictor contributions to each class's log joint score.
+    def _contributions(self, codes, values):
+        # explain: log f(x_i | j) exactly; the sum over i plus the log prior is log P(x, Y=j)
+        return _log_contrib(self.params_, codes, values)
 
-        NB's log posterior is log π_j + Σ_i log f(x_i | j) − log Z(x), so the contribution of
-        predictor i to class j is log f(x_i | j) exactly; ``explain(X).sum(1) + class_log_prior_``
-        is the joint log-likelihood log P(x, Y=j). Missing values and ignored unseen categories
-        contribute 0.
-
-        Returns:
-          Array (n, p, c): predictors in the user's column order, classes as in ``classes_``.
-        """
-        codes, values = self._encode(X)
-        L = np.asarray(_log_contrib(self.params_, jnp.asarray(codes), jnp.asarray(values)))
-        return L[:, self._user_order(), :]
+    def _score_bias(self):
+        return self.params_.log_prior
 
     @property
     def class_log_prior_(self):

@@ -28,7 +28,7 @@ from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._matmul import einsum
-from .estimators import _PAD_MAX_ROWS, BaseNB, _as_mesh
+from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _as_mesh
 from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
@@ -47,6 +47,14 @@ __all__ = ["GroupLassoNB", "L1NB", "WeightedNB", "register_methods"]
 _fit_mle = jax.jit(fit_mle)
 _log_contrib = jax.jit(lk.log_contributions)
 _log_joint = jax.jit(lk.log_joint)
+
+
+@jax.jit
+def _weighted_contrib(params, codes, values, weights):
+    """W[i, j] L[r, i, j] for weights (p,) or (p, c); a zero weight gives 0, not 0 x (-inf)."""
+    L = lk.log_contributions(params, codes, values)
+    W = weights if weights.ndim == 2 else weights[:, None]
+    return jnp.where(W[None] == 0, 0.0, L * W[None])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -193,7 +201,7 @@ def _gl_cv(
     return ll.mean(0), err.mean(0)
 
 
-class GroupLassoNB(BaseNB):
+class GroupLassoNB(_Additive, BaseNB):
     r"""L1/L2 group-lasso naive Bayes (fsNB §3.1–3.2, Eqs. 8–9) and its adaptive version aL1/L2-NB.
 
     Minimizes ``NLL/N + λ Σ_i w_i ‖Ω_i − Ω_i⁽⁰⁾‖₂`` (discrete groups; continuous groups use
@@ -486,6 +494,12 @@ class GroupLassoNB(BaseNB):
     def _log_joint_scores(self, codes, values):
         return _log_joint(self.params_, codes, values)
 
+    def _contributions(self, codes, values):
+        return _log_contrib(self.params_, codes, values)
+
+    def _score_bias(self):
+        return self.params_.log_prior
+
 
 # ------------------------------------------------------------------------------------------------
 # L1-NB
@@ -676,7 +690,7 @@ class L1NB(BaseNB):
 # Weighted NB
 
 
-class WeightedNB(BaseNB):
+class WeightedNB(_Additive, BaseNB):
     r"""Weighted naive Bayes: Ferreira weights (fsNB Eqs. 6–7) or gradient-trained weights (Stream).
 
     * ``scheme="ferreira"``: ``log P(Y=j | x) ∝ log π_j + Σ_i w_i log f(x_i | j)`` with
@@ -843,6 +857,12 @@ class WeightedNB(BaseNB):
 
     def _log_joint_scores(self, codes, values):
         return _log_joint(self.params_, codes, values, self._w, self._b)
+
+    def _contributions(self, codes, values):
+        return _weighted_contrib(self.params_, codes, values, jnp.asarray(self._w))
+
+    def _score_bias(self):
+        return self.params_.log_prior if self._b is None else self._b
 
 
 def _row_sharded(mesh, *arrays):

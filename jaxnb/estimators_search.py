@@ -18,7 +18,7 @@ import numpy as np
 from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
-from .estimators import _PAD_MAX_ROWS, BaseNB
+from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive
 from .methods import selective as sel
 from .methods import stagewise as sw
 from .model_selection import (
@@ -41,9 +41,17 @@ _fit_marginal_k = jax.jit(jax.vmap(fit_marginal, in_axes=(0, None, None)))
 
 _scores_alpha = jax.jit(sw.interpolated_scores)
 _scores_mask = jax.jit(sel.masked_scores)
+_contrib_alpha = jax.jit(sw.interpolated_contributions)
 
 
-class _SearchBase(BaseNB):
+@jax.jit
+def _contrib_mask(omega1, mask, codes, values):
+    """`SelectiveNB`'s terms (n, p, c): the floored L of `sel.masked_scores`, 0 off the mask."""
+    L = sel.floor_log_contributions(sel.mle_contributions(omega1, codes, values))
+    return jnp.where(mask[None, :, None], L, 0.0)
+
+
+class _SearchBase(_Additive, BaseNB):
     def _check_common(self):
         _check_real("alpha", self.alpha, 0.0)
         _check_real("var_smoothing", self.var_smoothing, 0.0)
@@ -246,6 +254,12 @@ class StagewiseNB(_SearchBase):
 
     def _log_joint_scores(self, codes, values):
         return _scores_alpha(self.omega1_, self.omega0_, self._alpha_internal, codes, values)
+
+    def _contributions(self, codes, values):
+        return _contrib_alpha(self.omega1_, self.omega0_, self._alpha_internal, codes, values)
+
+    def _score_bias(self):
+        return self.omega1_.log_prior
 
 
 @partial(jax.jit, static_argnames=("n_steps", "step_rule", "criterion", "max_iter", "k_max"))
@@ -473,3 +487,9 @@ class SelectiveNB(_SearchBase):
 
     def _log_joint_scores(self, codes, values):
         return _scores_mask(self.params_, self._mask_internal, codes, values)
+
+    def _contributions(self, codes, values):
+        return _contrib_mask(self.params_, self._mask_internal, codes, values)
+
+    def _score_bias(self):
+        return self.params_.log_prior

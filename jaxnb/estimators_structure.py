@@ -37,7 +37,7 @@ from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._dtypes import float_dtype
 from ._matmul import einsum, matmul
-from .estimators import _PAD_MAX_ROWS, BaseNB, _pad_rows
+from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _pad_rows
 from .methods import filters as flt
 from .methods import kernel as kde
 from .methods import structure as st
@@ -155,6 +155,11 @@ class _Base(BaseNB):
 def _discrete_part(params, codes):
     empty = jnp.zeros((codes.shape[0], 0), params.mean.dtype)
     return jnp.sum(lk.log_contributions(params, codes, empty), axis=1)
+
+
+@jax.jit
+def _discrete_terms(params, codes):
+    return lk.log_contributions(params, codes, jnp.zeros((codes.shape[0], 0), params.mean.dtype))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -432,12 +437,21 @@ class _KernelBase(_Base):
             return scores
         return scores + _discrete_part(self.discrete_params_, codes)
 
+    def _with_discrete_terms(self, contrib, codes):
+        """`explain`'s terms: the discrete columns' NB terms (the fallback), then ``contrib``."""
+        if self.discrete_params_ is None:
+            return contrib
+        return jnp.concatenate([_discrete_terms(self.discrete_params_, codes), contrib], axis=1)
+
+    def _score_bias(self):
+        return self.class_log_prior_
+
     @property
     def n_selected_(self):
         return int(self.n_features_in_)
 
 
-class FlexibleNB(_KernelBase):
+class FlexibleNB(_Additive, _KernelBase):
     r"""Flexible naive Bayes (John & Langley 1995; slides, "Kernel-based classifiers").
 
     log P(c) + Σ_i log f̂(x_i | c) with one Gaussian 1-D KDE per continuous predictor and class,
@@ -485,6 +499,13 @@ class FlexibleNB(_KernelBase):
         scores = jnp.asarray(self.class_log_prior_)[None, :] + jnp.sum(contrib, axis=1)
         return self._with_discrete(scores, codes)
 
+    def _contributions(self, codes, values):
+        x, yy, w = self._train
+        contrib = kde.flexible_nb_log_contributions(
+            values, x, yy, len(self.classes_), w, self._h(), self.chunk_size
+        )
+        return self._with_discrete_terms(contrib, codes)
+
 
 class ParzenNB(_KernelBase):
     r"""Parzen-window classifier (Parzen 1962; slides): one joint KDE per class.
@@ -525,7 +546,7 @@ class ParzenNB(_KernelBase):
         return self._with_discrete(jnp.asarray(self.class_log_prior_)[None, :] + dens, codes)
 
 
-class FlexibleTAN(_KernelBase):
+class FlexibleTAN(_Additive, _KernelBase):
     r"""Flexible tree-augmented naive Bayes (Pérez, Larrañaga & Inza 2009; slides).
 
     The tree is the Chow-Liu tree of the KDE estimate of I(X_i, X_k | C)
@@ -608,6 +629,14 @@ class FlexibleTAN(_KernelBase):
         scores = jnp.asarray(self.class_log_prior_)[None, :] + jnp.sum(contrib, axis=1)
         return self._with_discrete(scores, codes)
 
+    def _contributions(self, codes, values):
+        # the term of a continuous predictor is its child density given its parent's value
+        x, yy, w = self._train
+        contrib = kde.flexible_tan_log_contributions(
+            values, x, yy, self._parent, len(self.classes_), w, self._h(), self.chunk_size
+        )
+        return self._with_discrete_terms(contrib, codes)
+
 
 # --------------------------------------------------------------------------------------------------
 # filters + NB
@@ -617,6 +646,11 @@ def _masked_scores(params, mask, codes, values):
     L = lk.log_contributions(params, codes, values)
     # where, not a 0/1 product: an unselected predictor's -inf (alpha = 0) must not give NaN
     return params.log_prior[None, :] + jnp.where(mask[None, :, None], L, 0.0).sum(1)
+
+
+@jax.jit
+def _masked_contrib(params, mask, codes, values):
+    return jnp.where(mask[None, :, None], lk.log_contributions(params, codes, values), 0.0)
 
 
 def _gaussian_pair_mi(values, w):
@@ -722,7 +756,7 @@ def _ranking(core: _FilterCore, filter_name: str, k: int) -> np.ndarray:
     return np.asarray(flt.cmim(info.relevance, info.conditional_relevance, k))
 
 
-class _FilterBase(_Base):
+class _FilterBase(_Additive, _Base):
     def _nb_fit(self, codes, values, y_enc, w):
         return _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)
 
@@ -738,6 +772,12 @@ class _FilterBase(_Base):
 
     def _log_joint_scores(self, codes, values):
         return _masked_scores(self.params_, self._mask, codes, values)
+
+    def _contributions(self, codes, values):
+        return _masked_contrib(self.params_, self._mask, codes, values)
+
+    def _score_bias(self):
+        return self.params_.log_prior
 
 
 class FilterNB(_FilterBase):

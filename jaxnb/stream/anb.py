@@ -72,7 +72,7 @@ from ..discretize import (
     modl_cuts_from_counts_many,
     modl_grouping,
 )
-from ..estimators import _PAD_MAX_ROWS, BaseNB, _row_bucket
+from ..estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _row_bucket
 from ..exceptions import NotFittedError
 from .online import _numeric_X
 
@@ -392,6 +392,15 @@ def _log_joint(table, log_prior, weights, codes):
     return log_prior[None, :] + einsum("rik,i->rk", L, weights)
 
 
+@jax.jit
+def _weighted_terms(table, weights, codes):
+    """`(n, p, c)` w_i table[i, code_i], the terms of `_log_joint` (0 for code -1 or w_i = 0)."""
+    p = table.shape[0]
+    L = table[jnp.arange(p)[None, :], jnp.maximum(codes, 0)]
+    off = (codes < 0)[:, :, None] | (weights == 0)[None, :, None]
+    return jnp.where(off, 0.0, L * weights[None, :, None])
+
+
 def _category_codes(col):
     """(sorted distinct non-missing values, codes into them with -1 for NaN) of a discrete column.
 
@@ -414,7 +423,7 @@ def _category_codes(col):
     return cats, codes
 
 
-class AveragedNB(BaseNB):
+class AveragedNB(_Additive, BaseNB):
     r"""Offline averaged naive Bayes (Boullé 2007) on MODL-discretized predictors.
 
     Args:
@@ -616,3 +625,14 @@ class AveragedNB(BaseNB):
         return _log_joint(
             self._table, self._log_prior, jnp.asarray(self.weights_, self._table.dtype), codes
         )
+
+    def _contributions(self, codes, values):
+        return _weighted_terms(
+            self._table, jnp.asarray(self.weights_, self._table.dtype), jnp.asarray(codes)
+        )
+
+    def _score_bias(self):
+        return self._log_prior
+
+    def _user_order(self):
+        return np.arange(self.n_features_in_)  # one code column per predictor, as given

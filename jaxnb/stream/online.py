@@ -78,7 +78,7 @@ from ..data import (
     feature_count_error,
     first_partial_fit_classes,
 )
-from ..estimators import BaseNB
+from ..estimators import BaseNB, _Additive
 from ..exceptions import NotFittedError
 from ..optim.named import NamedOptimizer
 from .summaries import (
@@ -259,6 +259,15 @@ def log_joint(
     )
     lp = log_prior(state.summary, prior_smoothing, _rows_of(state))
     return (lp + state.bias)[None, :] + einsum("rik,ik->rk", L, state.weight)
+
+
+@partial(jax.jit, static_argnames=("var_smoothing", "smoothing"))
+def _weighted_terms(state: OnlineState, values, *, var_smoothing, smoothing) -> jax.Array:
+    """`(n, p, c)` w_ik log p(x_ri | C_k), the terms of `log_joint` (a zero weight gives 0)."""
+    L = log_contributions(
+        state.summary, state.cuts, values, var_smoothing=var_smoothing, smoothing=smoothing
+    )
+    return jnp.where(state.weight[None] == 0, 0.0, L * state.weight[None])
 
 
 def sgd_gradient(H, L, y, valid):
@@ -809,7 +818,7 @@ def _numeric_X(X, why):
 _PLAIN_SGD = NamedOptimizer("sgd", learning_rate=1.0)
 
 
-class OnlineWeightedNB(BaseNB):
+class OnlineWeightedNB(_Additive, BaseNB):
     r"""Online weighted naive Bayes (Stream eq. 2) trained by one pass of SGD on a stream.
 
     Numeric predictors only (NaN = missing, contributes 0). See the module docstring for the model,
@@ -1118,6 +1127,20 @@ class OnlineWeightedNB(BaseNB):
             smoothing=float(self.smoothing),
             prior_smoothing=float(self.prior_smoothing),
         )
+
+    def _contributions(self, codes, values):
+        return _weighted_terms(
+            self.state_,
+            values,
+            var_smoothing=float(self.var_smoothing),
+            smoothing=float(self.smoothing),
+        )
+
+    def _score_bias(self):
+        return self.class_log_prior_ + self.bias_
+
+    def _user_order(self):
+        return np.arange(self.n_features_in_)  # one column per predictor, in the user's order
 
     @property
     def weights_(self) -> np.ndarray:

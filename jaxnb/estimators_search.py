@@ -91,7 +91,9 @@ class StagewiseNB(_SearchBase):
       n_steps: v, the number of multiples of ε tried per predictor and iteration (paper: 20).
       step_rule: "t_eps" (α ← α + t*ε, the paper's pseudocode) or "eps" (α ← α + ε, its prose).
       criterion: search criterion on the training rows: "error" (the paper), "error_probability"
-        or "log_loss".
+        or "log_loss". Moves with equal criterion values go to the first predictor of the core's
+        order (discrete columns first, each kind in column order): the error rate ties often,
+        so reordering the columns can change an "error" path (the continuous criteria rarely).
       patience: early stopping after this many iterations without improvement of the best training
         criterion. The paper uses early stopping without giving the value; 6 is the value whose
         mean number of evaluations on the Table-1 scenarios (≈ 6,660) matches the paper's 6,732
@@ -290,7 +292,9 @@ class SelectiveNB(_SearchBase):
     Args:
       discrete, n_states, missing, unseen, alpha, var_smoothing: as in `NaiveBayes`.
       direction: "forward", "backward", "forward_backward" or "backward_forward".
-      criterion: "error", "error_probability" (ESANN's recommendation) or "log_loss".
+      criterion: "error", "error_probability" (ESANN's recommendation) or "log_loss". Tied
+        moves go to the first predictor of the core's order (discrete columns first), as in
+        `StagewiseNB`.
       validation_fraction: None — the criterion is computed on the training rows; a float in
         (0, 1) — NB is fitted on the other rows, the search is scored on this stratified fraction,
         and the subset is chosen by ESANN's rule: the smallest subset among those with the lowest

@@ -165,7 +165,7 @@ def _discrete_terms(params, codes):
 # --------------------------------------------------------------------------------------------------
 # TAN
 # --------------------------------------------------------------------------------------------------
-class TAN(_Base):
+class TAN(_Additive, _Base):
     r"""Tree-augmented naive Bayes (Friedman, Geiger & Goldszmidt 1997), discrete or Gaussian.
 
     The tree is the Chow-Liu maximum-weight spanning tree of the class-conditional mutual
@@ -281,6 +281,15 @@ class TAN(_Base):
         if self.kind_ == "discrete":
             return st.discrete_tan_log_joint(self.params_, codes)
         return st.gaussian_tan_log_joint(self.params_, values)
+
+    def _contributions(self, codes, values):
+        # the term of predictor i is its CPT / density given its parent's value
+        if self.kind_ == "discrete":
+            return st.discrete_tan_log_contributions(self.params_, codes)
+        return st.gaussian_tan_log_contributions(self.params_, values)
+
+    def _score_bias(self):
+        return self.params_.log_prior
 
 
 # --------------------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ _ADDITIVE = {
     "FlexibleTAN": lambda: jaxnb.FlexibleTAN(discrete=_DISC),
 }
 _CONTINUOUS = {  # learners of continuous columns only
+    "TAN-gaussian": lambda: jaxnb.TAN(),
     "OnlineWeightedNB": lambda: jaxnb.OnlineWeightedNB(),
     "OnlineNB": lambda: jaxnb.OnlineNB(),
     "AveragedNB": lambda: jaxnb.AveragedNB(),
@@ -64,14 +65,21 @@ def fitted():
     models = {k: _fit(f, X, y) for k, f in _ADDITIVE.items()}
     Xc = X[:, [0, 2, 4]]
     models.update({k: _fit(f, Xc, y) for k, f in _CONTINUOUS.items()})
+    models["TAN-discrete"] = _fit(lambda: jaxnb.TAN(discrete="all"), _discrete_part(X), y)
     return X, Xc, y, models
 
 
+def _discrete_part(X):
+    return X[:, _DISC].astype(int)
+
+
 def _rows(name, X, Xc):
+    if name == "TAN-discrete":
+        return _discrete_part(X)[:37]
     return (Xc if name in _CONTINUOUS else X)[:37]  # 37 rows: padded to a bucket inside
 
 
-@pytest.mark.parametrize("name", [*_ADDITIVE, *_CONTINUOUS])
+@pytest.mark.parametrize("name", [*_ADDITIVE, *_CONTINUOUS, "TAN-discrete"])
 def test_bias_plus_terms_is_the_models_score(fitted, name):
     X, Xc, y, models = fitted
     m, Z = models[name], _rows(name, X, Xc)
@@ -122,6 +130,17 @@ def test_terms_match_float64_references(fitted):
         m.explain(Z), m.weights_[None] * nb.explain(Z), rtol=1e-10, atol=1e-12
     )
     np.testing.assert_allclose(m.score_bias_, m.bias_, rtol=1e-14)
+
+
+def test_tan_terms_are_the_cpt_of_each_child_given_its_parent(fitted):
+    X, Xc, y, models = fitted
+    m, Z = models["TAN-discrete"], _discrete_part(X)[:37]
+    E = m.explain(Z)
+    log_cpt = np.asarray(m.params_.log_cpt)  # (q, M, M, c): child state, parent state, class
+    for i, parent in enumerate(m.tree_):
+        b = Z[:, parent] if parent >= 0 else np.zeros(len(Z), int)  # roots use b = 0
+        np.testing.assert_allclose(E[:, i], log_cpt[i, Z[:, i], b], rtol=1e-12)
+    assert (m.tree_ >= 0).sum() == 1  # two columns: one root, one child
 
 
 def test_left_out_predictors_contribute_nothing(fitted):
@@ -200,6 +219,6 @@ def test_unfitted_and_non_additive_models():
         assert not hasattr(est, "score_bias_")  # NotFittedError is an AttributeError
     # scores that are not a sum of per-predictor terms have no explain: a mixture of
     # per-predictor posteriors (L1NB), a joint kernel density (ParzenNB), joint Gaussian
-    # groups (GaussianSemiNaiveNB); TAN's terms are not exposed
-    for cls in (jaxnb.L1NB, jaxnb.ParzenNB, jaxnb.GaussianSemiNaiveNB, jaxnb.TAN):
+    # groups (GaussianSemiNaiveNB)
+    for cls in (jaxnb.L1NB, jaxnb.ParzenNB, jaxnb.GaussianSemiNaiveNB):
         assert not hasattr(cls(), "explain") and not hasattr(cls, "score_bias_"), cls

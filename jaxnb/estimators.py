@@ -205,7 +205,8 @@ class BaseNB:
     """Shared machinery: parameters, input encoding, prediction from ``_log_joint_scores``.
 
     Subclasses implement ``fit`` (setting ``encoder_``, ``classes_`` and their fitted pytrees) and
-    ``_log_joint_scores(codes, values)`` returning (n, c) unnormalized log posteriors. Every
+    ``_log_joint_scores(codes, values)`` returning (n, c) unnormalized log posteriors (those whose
+    score is a bias plus per-predictor terms also mix in `_Additive` for ``explain``). Every
     ``fit`` / ``partial_fit`` a subclass defines is made all-or-nothing (`_transactional`): a call
     that raises leaves the estimator as it was, and ``fit`` starts from no fitted attributes.
     """

@@ -222,3 +222,20 @@ def test_unfitted_and_non_additive_models():
     # groups (GaussianSemiNaiveNB)
     for cls in (jaxnb.L1NB, jaxnb.ParzenNB, jaxnb.GaussianSemiNaiveNB):
         assert not hasattr(cls(), "explain") and not hasattr(cls, "score_bias_"), cls
+
+
+@pytest.mark.parametrize("name", ["SelectiveNB", "WeightedNB-gradient", "OnlineWeightedNB"])
+def test_new_row_counts_share_the_explain_programs(fitted, name, compiles):
+    """explain pads the rows as prediction does: 20 consecutive sizes compile at most one
+    program per bucket (each size compiled its own without the padding)."""
+    from jaxnb.estimators import _row_bucket
+
+    X, Xc, y, models = fitted
+    m, Z = models[name], (Xc if name in _CONTINUOUS else X)
+    full = m.explain(Z[:80])
+    m.explain(Z[:50])
+    before = compiles.n
+    for k in range(51, 71):
+        np.testing.assert_allclose(m.explain(Z[:k]), full[:k], rtol=0, atol=1e-12)
+    assert {_row_bucket(k) for k in range(51, 71)} == {64, 80}
+    assert compiles.n - before <= 2, compiles.n - before

@@ -197,16 +197,23 @@ def test_column_permutation_permutes_the_terms(fitted):
         )
 
 
-def test_missing_values_contribute_zero():
+@pytest.mark.parametrize(
+    "cls", [jaxnb.StagewiseNB, jaxnb.SelectiveNB, jaxnb.GroupLassoNB, jaxnb.WeightedNB]
+)
+def test_missing_values_contribute_zero(cls):
     X, y = _data()
     X[:40:4, 0] = np.nan  # a continuous column
     X[1:40:4, 1] = np.nan  # a discrete one
-    m = jaxnb.WeightedNB(discrete=_DISC, missing="ignore").fit(X, y)
+    X[2:40:4, 4] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jaxnb.ConvergenceWarning)
+        m = cls(discrete=_DISC, missing="ignore").fit(X, y)
     E = m.explain(X[:40])
     np.testing.assert_array_equal(E[:40:4, 0], 0.0)
     np.testing.assert_array_equal(E[1:40:4, 1], 0.0)
+    np.testing.assert_array_equal(E[2:40:4, 4], 0.0)
     np.testing.assert_allclose(
-        m.score_bias_ + E.sum(1), m.predict_joint_log_proba(X[:40]), rtol=1e-10
+        m.score_bias_ + E.sum(1), m.predict_joint_log_proba(X[:40]), rtol=1e-10, atol=1e-10
     )
 
 

@@ -91,9 +91,9 @@ class StagewiseNB(_SearchBase):
       n_steps: v, the number of multiples of ε tried per predictor and iteration (paper: 20).
       step_rule: "t_eps" (α ← α + t*ε, the paper's pseudocode) or "eps" (α ← α + ε, its prose).
       criterion: search criterion on the training rows: "error" (the paper), "error_probability"
-        or "log_loss". Moves with equal criterion values go to the first predictor of the core's
-        order (discrete columns first, each kind in column order): the error rate ties often,
-        so reordering the columns can change an "error" path (the continuous criteria rarely).
+        or "log_loss". Moves with equal criterion values go to the first column of X (then the
+        smallest step), the paper's scan over the predictors: the error rate ties often, so
+        reordering the columns can change an "error" path (the continuous criteria rarely).
       patience: early stopping after this many iterations without improvement of the best training
         criterion. The paper uses early stopping without giving the value; 6 is the value whose
         mean number of evaluations on the Table-1 scenarios (≈ 6,660) matches the paper's 6,732
@@ -179,6 +179,9 @@ class StagewiseNB(_SearchBase):
             criterion=self.criterion,
             max_iter=int(max_iter),
             k_max=sw.n_units(self.epsilon),
+            # ties go to the first predictor in the user's column order (the paper's scan), not
+            # in the core's order (discrete columns first)
+            tie_order=jnp.asarray(np.argsort(self._user_order()), jnp.int32),
         )
         folds = ()
         if self.selection == "cv":  # folds of the real rows, before padding
@@ -293,8 +296,7 @@ class SelectiveNB(_SearchBase):
       discrete, n_states, missing, unseen, alpha, var_smoothing: as in `NaiveBayes`.
       direction: "forward", "backward", "forward_backward" or "backward_forward".
       criterion: "error", "error_probability" (ESANN's recommendation) or "log_loss". Tied
-        moves go to the first predictor of the core's order (discrete columns first), as in
-        `StagewiseNB`.
+        moves go to the first column of X, as in `StagewiseNB`.
       validation_fraction: None — the criterion is computed on the training rows; a float in
         (0, 1) — NB is fitted on the other rows, the search is scored on this stratified fraction,
         and the subset is chosen by ESANN's rule: the smallest subset among those with the lowest
@@ -422,7 +424,11 @@ class SelectiveNB(_SearchBase):
         cd, vl, yy = (jnp.asarray(a) for a in (codes, values, y_enc))
         stats = self._stats(codes, values, y_enc, fit_w)
         omega1 = _fit_mle(stats, self.alpha, self.var_smoothing)
-        L = sel.mle_contributions(omega1, cd, vl)
+        order = self._user_order()
+        internal_to_user = np.argsort(order)
+        # the search runs over the predictors in the user's column order, so tied moves go to
+        # the first column (as in the paper's scan), not to the core's discrete-first order
+        L = sel.mle_contributions(omega1, cd, vl)[:, order]
         search = dict(
             direction=self.direction, criterion=self.criterion, max_features=self.max_features
         )
@@ -467,22 +473,15 @@ class SelectiveNB(_SearchBase):
             idx = int(path.final)  # the optimum of the last improving phase
         else:
             idx = n_steps  # every accepted move improved the criterion: the last subset is best
-        order = self._user_order()
-        internal_to_user = np.argsort(order)
-        p_np = {
+        self.path_ = {  # already in the user's column order
             k: np.asarray(getattr(path, k))[: n_steps + 1]
             for k in ("mask", "criterion", "error", "size", "toggled", "added", "n_evaluations")
         }
-        p_np["mask"] = p_np["mask"][:, order]
-        p_np["toggled"] = np.where(
-            p_np["toggled"] >= 0, internal_to_user[np.maximum(p_np["toggled"], 0)], -1
-        )
-        self.path_ = p_np
         self.n_steps_ = n_steps
         self.n_evaluations_ = int(path.total_evaluations)
         self.selected_step_ = int(idx)
-        self._mask_internal = jnp.asarray(path.mask[idx])
-        self.support_ = np.asarray(self._mask_internal)[order]
+        self.support_ = np.asarray(path.mask[idx])
+        self._mask_internal = jnp.asarray(self.support_[internal_to_user])
         if self.validation_fraction is not None and self.refit:
             omega1 = _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)
         self.params_ = omega1

@@ -47,6 +47,10 @@ Built-in methods (`available_sweep_methods`; add more with `register_sweep_metho
   ``stopping`` ("improve": Langley & Sage, the model is the path's last subset; "full": the
   smallest subset with the lowest criterion along the path), ``max_steps``, ``max_features``,
   ``var_smoothing``; equals `jaxnb.SelectiveNB` with the same arguments.
+
+  The sweeps take codes and values already split, so tied moves of ``"fsnb"`` and ``"snb"`` go
+  to the first predictor of that layout (the discrete block first); the estimators break ties
+  by the user's column order, which is the same on data of one kind.
 * ``"cfs"``: CFS + NB, Hall's best-first CFS search compiled as one loop
   (`jaxnb.methods.filters.cfs_search`), then NB on the selected predictors; grid over ``alpha``;
   options ``n_bins`` (10), ``max_stale`` (5), ``max_features``, ``max_expansions`` (search table

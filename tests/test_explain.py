@@ -177,7 +177,7 @@ def test_online_nb_terms_are_the_summaries_gaussian_terms(fitted):
 
 def test_column_permutation_permutes_the_terms(fitted):
     # (not StagewiseNB here: its greedy moves tie under the error criterion on these data, and a
-    # tie goes to the first predictor of the internal order, which a permutation changes)
+    # tie goes to the first column, which a permutation changes)
     X, Xc, y, models = fitted
     perm = np.array([4, 3, 0, 1, 2])
     disc = [int(np.flatnonzero(perm == d)[0]) for d in _DISC]

@@ -6,7 +6,8 @@ to the user's column order. Permuting the columns (kinds interleaved differently
 those results the same way and leave every probability unchanged; renaming the classes must
 permute the probability columns only. Searches that draw random folds or validation rows are
 left out of the label test: their stratified folds deal rows class by class in label order, as
-scikit-learn's StratifiedKFold does.
+scikit-learn's StratifiedKFold does. The greedy searches' tied moves go to the first column, so
+there column order can matter (the last test).
 """
 
 import numpy as np
@@ -82,3 +83,19 @@ def test_renaming_classes_permutes_probability_columns_only(name, options, tol):
     col = np.searchsorted(b.classes_, names)  # b's column of class k
     np.testing.assert_allclose(b.predict_proba(X)[:, col], a.predict_proba(X), atol=tol, rtol=0)
     np.testing.assert_array_equal(b.predict(X), names[a.predict(X)])
+
+
+@pytest.mark.parametrize("name", ["StagewiseNB", "SelectiveNB"])
+def test_tied_moves_go_to_the_first_column_in_the_users_order(name):
+    """The one place where column order matters: two predictors that both classify the training
+    rows perfectly tie under the error criterion, and the tie goes to the first column of X, as
+    in the papers' scan over the predictors (it went to the discrete one, whichever came first,
+    because the core orders the discrete block first)."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 30)
+    c = 10.0 * y + 0.1 * rng.normal(size=60)  # continuous, separates the classes
+    d = y.astype(float)  # discrete, equal to the class
+    for X, disc in ((np.c_[c, d], [1]), (np.c_[d, c], [0])):
+        m = getattr(jaxnb, name)(discrete=disc, criterion="error").fit(X, y)
+        first = m.path_["chosen" if name == "StagewiseNB" else "toggled"][1]
+        assert first == 0, (name, disc, m.path_)

@@ -85,8 +85,11 @@ def _ref_crit(S, y, criterion):
     return np.mean(1 - np.exp(t)) if criterion == "error_probability" else -np.mean(t)
 
 
-def _ref_fsnb(codes, values, y, n_states, c, eps, v, step_rule, criterion, patience, max_iter):
-    """Algorithm 1 with integer ε-units; returns the α path, criteria, errors and moves."""
+def _ref_fsnb(
+    codes, values, y, n_states, c, eps, v, step_rule, criterion, patience, max_iter, scan=None
+):
+    """Algorithm 1 with integer ε-units; returns the α path, criteria, errors and moves. The
+    predictors are scanned in the order ``scan`` (default 0..p-1): the first of tied moves wins."""
     P = _ref_params(codes, values, y, n_states, c)
     p = codes.shape[1] + values.shape[1]
     kmax = int(np.ceil(1 / eps * (1 - 1e-9)))
@@ -102,7 +105,7 @@ def _ref_fsnb(codes, values, y, n_states, c, eps, v, step_rule, criterion, patie
     best_seen, since = crits[0], 0
     while (k < kmax).any() and len(moves) < max_iter and since < patience:
         best, bi, bt = np.inf, -1, -1
-        for i in range(p):
+        for i in range(p) if scan is None else scan:
             if k[i] >= kmax:
                 continue
             for t in range(1, v + 1):
@@ -130,7 +133,7 @@ def _ref_fsnb(codes, values, y, n_states, c, eps, v, step_rule, criterion, patie
 _REF_SETTINGS = {"eps": 0.1, "v": 5, "patience": 6, "max_iter": 25}
 
 
-def _path_and_reference(codes, values, y, ns, c, step_rule, criterion):
+def _path_and_reference(codes, values, y, ns, c, step_rule, criterion, tie_order=None):
     """`fsnb_path` and the NumPy Algorithm-1 reference on the same data and `_REF_SETTINGS`."""
     eps, v, patience, max_iter = (_REF_SETTINGS[k] for k in ("eps", "v", "patience", "max_iter"))
     o1, o0 = _omegas(codes, values, y, ns, c)
@@ -148,8 +151,10 @@ def _path_and_reference(codes, values, y, ns, c, step_rule, criterion):
         criterion=criterion,
         max_iter=max_iter,
         k_max=sw.n_units(eps),
+        tie_order=tie_order,
     )
-    ref = _ref_fsnb(codes, values, y, ns, c, eps, v, step_rule, criterion, patience, max_iter)
+    scan = None if tie_order is None else list(np.argsort(tie_order))  # positions -> scan
+    ref = _ref_fsnb(codes, values, y, ns, c, eps, v, step_rule, criterion, patience, max_iter, scan)
     return path, ref
 
 
@@ -191,6 +196,44 @@ def test_path_matches_numpy_reference(seed, criterion, step_rule):
     np.testing.assert_array_equal(
         np.asarray(path.alpha[n_iter:]), np.broadcast_to(A[-1], (max_iter + 1 - n_iter, A.shape[1]))
     )
+
+
+def test_tie_order_sets_the_scan_of_tied_moves():
+    """Tied moves (the error rate ties often) go to the predictor of the lowest ``tie_order``
+    position: the path equals the reference scanning the predictors in that order, and differs
+    from the core-order path on these data. `StagewiseNB` passes the user's column order."""
+    codes, values, y, ns, c = _data(0)
+    tie_order = np.array([4, 2, 0, 3, 1], np.int32)  # a permutation of the 5 predictors
+    path, (A, _, _, moves) = _path_and_reference(
+        codes, values, y, ns, c, "t_eps", "error", tie_order=jnp.asarray(tie_order)
+    )
+    n_iter = int(path.n_iter)
+    np.testing.assert_allclose(np.asarray(path.alpha[: n_iter + 1]), A, rtol=0, atol=1e-12)
+    got = [(int(i), int(t)) for i, t in zip(path.chosen[1:], path.step[1:], strict=False)]
+    assert got[:n_iter] == moves
+    default, (_, _, _, default_moves) = _path_and_reference(
+        codes, values, y, ns, c, "t_eps", "error"
+    )
+    assert moves != default_moves  # the data have ties, so the scan matters
+    # the identity order is the default (the same compiled loop, without the rank array)
+    same, _ = _path_and_reference(
+        codes, values, y, ns, c, "t_eps", "error", tie_order=jnp.arange(5, dtype=jnp.int32)
+    )
+    np.testing.assert_array_equal(np.asarray(same.alpha), np.asarray(default.alpha))
+    o1, o0 = _omegas(codes, values, y, ns, c)
+    args = (o1, o0, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y))
+    kw = dict(max_iter=3, k_max=40)
+    with pytest.raises(ValueError, match=r"tie_order must have one entry per predictor \(5,\)"):
+        sw.fsnb_path(*args, tie_order=jnp.arange(4), **kw)
+    with pytest.raises(ValueError, match="tie_order must be a permutation of 0..4"):
+        sw.fsnb_path(*args, tie_order=jnp.array([0, 0, 1, 2, 3]), **kw)
+
+
+def test_first_minimum_breaks_ties_by_rank():
+    v = jnp.array([3.0, 1.0, 2.0, 1.0, 1.0])
+    assert int(sw.first_minimum(v, jnp.arange(5))) == 1
+    assert int(sw.first_minimum(v, jnp.array([0, 4, 1, 3, 2]))) == 4
+    assert int(sw.first_minimum(v.at[2].set(jnp.nan), jnp.array([0, 4, 1, 3, 2]))) == 2
 
 
 def test_path_matches_numpy_reference_many_states():

@@ -342,6 +342,31 @@ def _report_iteration(it, crit, n_active, since, criterion):
     )
 
 
+def first_minimum(values, rank):
+    """Index of the minimum of ``values`` (1-D) whose ``rank`` is lowest among the tied ones (a
+    NaN, as for ``argmin``, wins at its first position)."""
+    best = jnp.min(values)
+    j = jnp.argmin(jnp.where(values == best, rank, jnp.iinfo(jnp.int32).max))
+    return jnp.where(jnp.isnan(best), jnp.argmin(values), j)
+
+
+def check_tie_order(tie_order, p: int) -> None:
+    """A ``tie_order`` argument: shape (p,) always; a permutation of 0..p-1 when concrete."""
+    if tie_order is None:
+        return
+    if np.shape(tie_order) != (p,):
+        raise ValueError(
+            f"tie_order must have one entry per predictor ({p},); got shape {np.shape(tie_order)}"
+        )
+    if concrete(tie_order):
+        t = np.asarray(tie_order)
+        if t.dtype.kind not in "iu" or sorted(t.tolist()) != list(range(p)):
+            raise ValueError(
+                f"tie_order must be a permutation of 0..{p - 1} (each predictor's position in "
+                f"the tie-breaking scan); got {t.tolist()}"
+            )
+
+
 def _check_path_scalars(args):
     """Concrete ε in (0, 1] with ``k_max = n_units(ε)``; patience None or an int >= 1."""
     epsilon, k_max, patience = args.get("epsilon", 0.025), args.get("k_max"), args.get("patience")
@@ -391,6 +416,7 @@ def _check_path_args(args):
             f"shape {np.shape(omega0.mean)} / {np.shape(omega1.mean)}"
         )
     _check_scoring_rows(args)
+    check_tie_order(args.get("tie_order"), len(omega1.n_states) + np.shape(omega1.mean)[-1])
 
 
 @jit_entry(
@@ -412,6 +438,7 @@ def fsnb_path(
     max_iter: int,
     k_max: int,
     progress: bool = False,
+    tie_order=None,
 ) -> StagewisePath:
     r"""Forward stagewise NB path (fsNB Algorithm 1) in one ``lax.while_loop``.
 
@@ -442,6 +469,11 @@ def fsnb_path(
       progress: print one line per iteration on stderr (iteration, training criterion, active
         predictors) through `jax.debug.callback` (static; off by default: the loop then has no
         host callback at all). Meant for long single fits, not for vmapped ones.
+      tie_order: optional (p,) int, a permutation of 0..p-1: the position of each predictor in
+        the scan that breaks ties (candidates with equal criterion values go to the predictor
+        of the lowest position, then the lowest t). None: the core's order, discrete then
+        continuous. The paper scans the predictors in the data's column order, which
+        `StagewiseNB` passes here.
 
     Returns:
       `StagewisePath`.
@@ -474,6 +506,9 @@ def fsnb_path(
         d = (units > 0).sum().astype(jnp.int32)
         return a, crit, err, ll, 2.0 * ll + 2.0 * d / wsum, d
 
+    rank = None  # scan position of each flattened (i, t) candidate
+    if tie_order is not None:
+        rank = (jnp.asarray(tie_order, jnp.int32)[:, None] * n_steps + ts[None, :] - 1).reshape(-1)
     units0 = jnp.zeros((p,), jnp.int32)
     L0 = _levels_contributions(g, units0[:, None], eps, k_max, omega1.n_states)[:, 0]  # (p, c, n)
     S0 = total(L0)
@@ -507,7 +542,7 @@ def fsnb_path(
         open_ = units < k_max
         C = jnp.where(open_[:, None], C, jnp.inf)
         flat = C.reshape(-1)  # (i, t) order, predictor-major; argmin keeps the first minimum
-        j = jnp.argmin(flat)
+        j = jnp.argmin(flat) if rank is None else first_minimum(flat, rank)
         i, t = (j // n_steps).astype(jnp.int32), (j % n_steps + 1).astype(jnp.int32)
         move = t if step_rule == "t_eps" else jnp.int32(1)
         units = units.at[i].set(jnp.minimum(units[i] + move, k_max))

@@ -395,13 +395,18 @@ class BaseNB:
     def n_classes_(self):
         return len(self.classes_)
 
+    def _internal_to_user(self):
+        """User column index of each internal predictor [discrete..., continuous...] (the
+        identity for the estimators without an encoder, which keep the user's columns)."""
+        enc = self.__dict__.get("encoder_")
+        if enc is None:
+            return np.arange(self.n_features_in_)
+        return np.concatenate([enc.discrete_idx_, enc.continuous_idx_]).astype(int)
+
     def _user_order(self):
-        """Permutation taking internal predictor order [discrete, continuous] to user columns."""
-        enc = self.encoder_
-        internal = np.concatenate([enc.discrete_idx_, enc.continuous_idx_]).astype(int)
-        inv = np.empty_like(internal)
-        inv[internal] = np.arange(len(internal))
-        return inv
+        """Permutation taking internal predictor order [discrete, continuous] to user columns:
+        ``internal_array[..., _user_order()]`` is in the user's column order."""
+        return np.argsort(self._internal_to_user())
 
     # ------------------------------------------------------------------ prediction
     def _log_joint_scores(self, codes, values):  # pragma: no cover - abstract

@@ -181,7 +181,7 @@ class StagewiseNB(_SearchBase):
             k_max=sw.n_units(self.epsilon),
             # ties go to the first predictor in the user's column order (the paper's scan), not
             # in the core's order (discrete columns first)
-            tie_order=jnp.asarray(np.argsort(self._user_order()), jnp.int32),
+            tie_order=jnp.asarray(self._internal_to_user(), jnp.int32),
         )
         folds = ()
         if self.selection == "cv":  # folds of the real rows, before padding
@@ -237,7 +237,7 @@ class StagewiseNB(_SearchBase):
             )
         }
         path_np["alpha"] = path_np["alpha"][:, order]
-        internal_to_user = np.argsort(order)  # internal index -> user column
+        internal_to_user = self._internal_to_user()
         path_np["chosen"] = np.where(
             path_np["chosen"] >= 0, internal_to_user[np.maximum(path_np["chosen"], 0)], -1
         )
@@ -425,7 +425,6 @@ class SelectiveNB(_SearchBase):
         stats = self._stats(codes, values, y_enc, fit_w)
         omega1 = _fit_mle(stats, self.alpha, self.var_smoothing)
         order = self._user_order()
-        internal_to_user = np.argsort(order)
         # the search runs over the predictors in the user's column order, so tied moves go to
         # the first column (as in the paper's scan), not to the core's discrete-first order
         L = sel.mle_contributions(omega1, cd, vl)[:, order]
@@ -481,7 +480,7 @@ class SelectiveNB(_SearchBase):
         self.n_evaluations_ = int(path.total_evaluations)
         self.selected_step_ = int(idx)
         self.support_ = np.asarray(path.mask[idx])
-        self._mask_internal = jnp.asarray(self.support_[internal_to_user])
+        self._mask_internal = jnp.asarray(self.support_[self._internal_to_user()])
         if self.validation_fraction is not None and self.refit:
             omega1 = _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)
         self.params_ = omega1

@@ -138,11 +138,6 @@ class _Base(BaseNB):
         with np.errstate(divide="ignore"):
             return jnp.asarray(np.log(nc) - np.log(nc.sum()), float_dtype())
 
-    def _internal_to_user(self):
-        """User column index of each internal predictor [discrete..., continuous...]."""
-        enc = self.encoder_
-        return np.concatenate([enc.discrete_idx_, enc.continuous_idx_]).astype(int)
-
     def _tree_to_user(self, parent, block_idx):
         """Parent array of a block (internal indices) -> (p,) user-order parents, -1 elsewhere."""
         parent = np.asarray(parent)

@@ -633,6 +633,3 @@ class AveragedNB(_Additive, BaseNB):
 
     def _score_bias(self):
         return self._log_prior
-
-    def _user_order(self):
-        return np.arange(self.n_features_in_)  # one code column per predictor, as given

@@ -1139,9 +1139,6 @@ class OnlineWeightedNB(_Additive, BaseNB):
     def _score_bias(self):
         return self.class_log_prior_ + self.bias_
 
-    def _user_order(self):
-        return np.arange(self.n_features_in_)  # one column per predictor, in the user's order
-
     @property
     def weights_(self) -> np.ndarray:
         """`(p, c)` per-predictor, per-class weights w_ik."""

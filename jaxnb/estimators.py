@@ -42,6 +42,17 @@ __all__ = ["BaseNB", "NaiveBayes"]
 
 _log_joint = jax.jit(lk.log_joint)
 _log_contrib = jax.jit(lk.log_contributions)
+
+
+@jax.jit
+def _weighted_contrib(params, codes, values, weights):
+    """`explain`'s terms W[i, j] L[r, i, j] for weights (p,) (a 0/1 mask too) or (p, c); a zero
+    weight gives 0, not 0 x (-inf)."""
+    L = lk.log_contributions(params, codes, values)
+    W = weights if weights.ndim == 2 else weights[:, None]
+    return jnp.where(W[None] == 0, 0.0, L * W[None].astype(L.dtype))
+
+
 _fit_mle = jax.jit(fit_mle)
 _merge = jax.jit(merge)
 
@@ -795,7 +806,7 @@ class NaiveBayes(_Additive, BaseNB):
         """
         self._check_fitted()
         codes, values = self._sample
-        L = np.asarray(_log_contrib(self.params_, jnp.asarray(codes), jnp.asarray(values)))
+        L = np.asarray(self._contributions(jnp.asarray(codes), jnp.asarray(values)))
         spread = (L.max(-1) - L.min(-1)).mean(0)[self._user_order()]
         tot = spread.sum()
         return spread / tot if tot > 0 else np.full_like(spread, 1.0 / len(spread))

@@ -28,7 +28,7 @@ from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._matmul import einsum
-from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _as_mesh
+from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _as_mesh, _weighted_contrib
 from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
@@ -47,14 +47,6 @@ __all__ = ["GroupLassoNB", "L1NB", "WeightedNB", "register_methods"]
 _fit_mle = jax.jit(fit_mle)
 _log_contrib = jax.jit(lk.log_contributions)
 _log_joint = jax.jit(lk.log_joint)
-
-
-@jax.jit
-def _weighted_contrib(params, codes, values, weights):
-    """W[i, j] L[r, i, j] for weights (p,) or (p, c); a zero weight gives 0, not 0 x (-inf)."""
-    L = lk.log_contributions(params, codes, values)
-    W = weights if weights.ndim == 2 else weights[:, None]
-    return jnp.where(W[None] == 0, 0.0, L * W[None])
 
 
 # ------------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._dtypes import float_dtype
 from ._matmul import einsum, matmul
-from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _pad_rows
+from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _pad_rows, _weighted_contrib
 from .methods import filters as flt
 from .methods import kernel as kde
 from .methods import structure as st
@@ -652,11 +652,6 @@ def _masked_scores(params, mask, codes, values):
     return params.log_prior[None, :] + jnp.where(mask[None, :, None], L, 0.0).sum(1)
 
 
-@jax.jit
-def _masked_contrib(params, mask, codes, values):
-    return jnp.where(mask[None, :, None], lk.log_contributions(params, codes, values), 0.0)
-
-
 def _gaussian_pair_mi(values, w):
     """Marginal Gaussian MI −½ log(1 − ρ²) between all pairs of continuous columns, (r, r)."""
     rho = flt.feature_correlation_continuous(values, w)
@@ -778,7 +773,7 @@ class _FilterBase(_Additive, _Base):
         return _masked_scores(self.params_, self._mask, codes, values)
 
     def _contributions(self, codes, values):
-        return _masked_contrib(self.params_, self._mask, codes, values)
+        return _weighted_contrib(self.params_, codes, values, self._mask)
 
     def _score_bias(self):
         return self.params_.log_prior

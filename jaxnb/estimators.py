@@ -423,23 +423,30 @@ class BaseNB:
     def _log_joint_scores(self, codes, values):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _bucketed_scores(self, X, log_softmax=False):
-        """`_log_joint_scores` on X's rows padded to `_row_bucket` rows, back on the host, cut to n.
+    def _on_bucketed_rows(self, X, fn):
+        """``fn(codes, values)`` on X's encoded rows padded to `_row_bucket` rows, back on the
+        host and cut to n; returns it with the unpadded values.
 
         Every compiled scorer is specialized to its row count, so without the padding each new
         test-set size (CV folds differ by a row) compiled a new program (~0.05-0.1 s). Padded rows
-        are zeros (valid codes, finite values), scored row by row and dropped.
+        are zeros (valid codes, finite values), computed row by row and dropped.
         """
         codes, values = self._encode(X)
         n = codes.shape[0]
         m = _row_bucket(n)
         if m > n:
             codes, values = _pad_rows(codes, m), _pad_rows(values, m)
-        lj = self._log_joint_scores(_device(codes), _device(values))
-        if log_softmax:
-            lj = jax.nn.log_softmax(lj, axis=-1)
-        out = np.asarray(lj)[:n]
-        _check_scores(out, values[:n])
+        return np.asarray(fn(_device(codes), _device(values)))[:n], values[:n]
+
+    def _bucketed_scores(self, X, log_softmax=False):
+        """`_log_joint_scores` on X's rows (padded, `_on_bucketed_rows`), checked to be defined."""
+
+        def scores(codes, values):
+            lj = self._log_joint_scores(codes, values)
+            return jax.nn.log_softmax(lj, axis=-1) if log_softmax else lj
+
+        out, values = self._on_bucketed_rows(X, scores)
+        _check_scores(out, values)
         return out
 
     def predict_joint_log_proba(self, X):
@@ -509,12 +516,8 @@ class _Additive:
         Returns:
           Array (n, p, c): predictors in the user's column order, classes as in ``classes_``.
         """
-        codes, values = self._encode(X)  # checks fitted
-        n = codes.shape[0]
-        m = _row_bucket(n)  # padded as in prediction: test sets of nearby sizes share a program
-        if m > n:
-            codes, values = _pad_rows(codes, m), _pad_rows(values, m)
-        L = np.asarray(self._contributions(_device(codes), _device(values)))[:n]
+        # rows padded as in prediction: test sets of nearby sizes share a program
+        L, _ = self._on_bucketed_rows(X, self._contributions)
         return L[:, self._user_order(), :]
 
     @property

@@ -496,9 +496,11 @@ class BaseNB:
 
 class _Additive:
     """Mixin of the estimators whose score is a per-class bias plus one term per predictor:
-    ``predict_joint_log_proba(X) == score_bias_ + explain(X).sum(1)``. A subclass implements
-    ``_contributions(codes, values)`` (n, p, c), predictors in the internal order [discrete,
-    continuous], and ``_score_bias()`` (c,)."""
+    ``predict_joint_log_proba(X) == score_bias_ + explain(X).sum(1)``, and
+    ``feature_importances_`` from the same terms. A subclass implements ``_contributions(codes,
+    values)`` (n, p, c), predictors in the internal order [discrete, continuous], and
+    ``_score_bias()`` (c,); a fit that does not pass through `_validate_fit` calls
+    ``_keep_sample(codes, values)`` with its encoded training rows."""
 
     # no abstract stubs here: a mixin listed first would shadow a base class's implementation
 
@@ -519,6 +521,34 @@ class _Additive:
         # rows padded as in prediction: test sets of nearby sizes share a program
         L, _ = self._on_bucketed_rows(X, self._contributions)
         return L[:, self._user_order(), :]
+
+    def _validate_fit(self, X, y, sample_weight=None):
+        # every batch fit of an additive model passes here: keep its first rows for the importances
+        codes, values, y_enc, w = super()._validate_fit(X, y, sample_weight)
+        self._keep_sample(codes, values)
+        return codes, values, y_enc, w
+
+    def _keep_sample(self, codes, values):
+        # copies: a view would keep the whole encoded data set alive
+        self._sample = (codes[:_IMPORTANCE_ROWS].copy(), values[:_IMPORTANCE_ROWS].copy())
+
+    @property
+    def feature_importances_(self):
+        r"""Mean spread of each predictor's term across classes, normalized to sum 1 (p,).
+
+        importance_i ∝ mean_r [max_j E[r,i,j] − min_j E[r,i,j]], E the model's own additive terms
+        (`explain`) on (up to) the first 2048 training rows (of the first batch for
+        ``partial_fit``): how far predictor i can move any log-odds in this model. A predictor
+        the model leaves out scores exactly 0 (not selected, a removed group or Ω⁽⁰⁾, fsNB's
+        α_i = 0, a weight of 0); with every score 0 the importances are uniform. Usable by
+        scikit-learn's ``SelectFromModel`` and ``RFE``.
+        """
+        self._check_fitted()
+        codes, values = self._sample
+        L = np.asarray(self._contributions(_device(codes), _device(values)))
+        spread = (L.max(-1) - L.min(-1)).mean(0)[self._user_order()]
+        tot = spread.sum()
+        return spread / tot if tot > 0 else np.full_like(spread, 1.0 / len(spread))
 
     @property
     def score_bias_(self):
@@ -659,7 +689,6 @@ class NaiveBayes(_Additive, BaseNB):
         else:
             self.stats_ = self._stats(fc, fv, fy, fw, self._block(m, sum(self.n_states_)))
         self._set_params_from_stats()
-        self._keep_sample(codes, values)
         self.fit_time_ = time.perf_counter() - t0
         return self
 
@@ -733,10 +762,6 @@ class NaiveBayes(_Additive, BaseNB):
                     "var_smoothing > 0 (e.g. the default 1e-9)"
                 )
 
-    def _keep_sample(self, codes, values):
-        # copies: a view would keep the whole encoded data set alive
-        self._sample = (codes[:_IMPORTANCE_ROWS].copy(), values[:_IMPORTANCE_ROWS].copy())
-
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Update the model with a batch by merging sufficient statistics.
 
@@ -798,21 +823,6 @@ class NaiveBayes(_Additive, BaseNB):
     def class_log_prior_(self):
         """Log class prior (c,)."""
         return np.asarray(self.params_.log_prior)
-
-    @property
-    def feature_importances_(self):
-        r"""Mean spread of each predictor's contribution across classes, normalized to sum 1.
-
-        importance_i ∝ mean_r [max_j L[r,i,j] − min_j L[r,i,j]] over (up to) the first 2048
-        training rows: how far predictor i can move any log-odds. A removed predictor (Ω⁽⁰⁾) scores
-        exactly 0. Usable by recursive elimination and SelectFromModel-style tools.
-        """
-        self._check_fitted()
-        codes, values = self._sample
-        L = np.asarray(self._contributions(jnp.asarray(codes), jnp.asarray(values)))
-        spread = (L.max(-1) - L.min(-1)).mean(0)[self._user_order()]
-        tot = spread.sum()
-        return spread / tot if tot > 0 else np.full_like(spread, 1.0 / len(spread))
 
 
 def _pad_counts(stats: SuffStats, old, new) -> SuffStats:

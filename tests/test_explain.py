@@ -162,6 +162,47 @@ def test_left_out_predictors_contribute_nothing(fitted):
     assert np.ptp(E[:, ~off], axis=-1).max() > 0.1
 
 
+@pytest.mark.parametrize("name", [*_ADDITIVE, *_CONTINUOUS, "TAN-discrete"])
+def test_feature_importances_are_the_spread_of_the_terms_on_the_training_rows(fitted, name):
+    """Before, only `NaiveBayes` had ``feature_importances_``; now every additive model has it,
+    from its own terms: the mean over the training rows of max_j − min_j of ``explain``,
+    normalized to sum 1, in the user's column order."""
+    X, Xc, y, models = fitted
+    m = models[name]
+    Z = _discrete_part(X) if name == "TAN-discrete" else Xc if name in _CONTINUOUS else X
+    spread = np.ptp(m.explain(Z), axis=-1).mean(0)
+    imp = m.feature_importances_
+    assert imp.shape == (Z.shape[1],) and (imp >= 0).all()
+    np.testing.assert_allclose(imp.sum(), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(imp, spread / spread.sum(), rtol=1e-10, atol=1e-14)
+
+
+def test_left_out_predictors_have_zero_importance(fitted):
+    X, Xc, y, models = fitted
+    for name in ("SelectiveNB", "FilterNB", "FilterWrapperNB", "GroupLassoNB"):
+        m = models[name]
+        keep = m.support_
+        assert keep.any() and not keep.all(), name
+        np.testing.assert_array_equal(m.feature_importances_[~keep], 0.0, err_msg=name)
+        assert (m.feature_importances_[keep] > 0).all(), name
+    m = models["StagewiseNB"]  # level 0: the marginal, the same term for every class
+    off = m.alpha_ == 0
+    np.testing.assert_allclose(m.feature_importances_[off], 0.0, atol=1e-12)
+    assert (m.feature_importances_[~off] > 0).all()
+
+
+def test_select_from_model_keeps_the_group_lassos_support():
+    from sklearn.feature_selection import SelectFromModel
+
+    X, y = _data()
+    sel = SelectFromModel(jaxnb.GroupLassoNB(discrete=_DISC, n_penalties=6), threshold=1e-12).fit(
+        X, y
+    )
+    assert not sel.get_support().all()  # the model removes a predictor on these data
+    np.testing.assert_array_equal(sel.get_support(), sel.estimator_.support_)
+    assert sel.transform(X).shape == (len(X), int(sel.estimator_.support_.sum()))
+
+
 def test_online_nb_terms_are_the_summaries_gaussian_terms(fitted):
     """`OnlineNB` (w = 1, b = 0): the terms are the summaries' class-conditional log densities;
     its bias is the streamed log prior. `OnlineWeightedNB` scales them by its weights."""
@@ -224,11 +265,13 @@ def test_unfitted_and_non_additive_models():
         with pytest.raises(jaxnb.NotFittedError, match="not fitted yet"):
             est.explain(X)
         assert not hasattr(est, "score_bias_")  # NotFittedError is an AttributeError
+        assert not hasattr(est, "feature_importances_")
     # scores that are not a sum of per-predictor terms have no explain: a mixture of
     # per-predictor posteriors (L1NB), a joint kernel density (ParzenNB), joint Gaussian
     # groups (GaussianSemiNaiveNB)
     for cls in (jaxnb.L1NB, jaxnb.ParzenNB, jaxnb.GaussianSemiNaiveNB):
         assert not hasattr(cls(), "explain") and not hasattr(cls, "score_bias_"), cls
+        assert not hasattr(cls, "feature_importances_"), cls
 
 
 @pytest.mark.parametrize("name", ["SelectiveNB", "WeightedNB-gradient", "OnlineWeightedNB"])

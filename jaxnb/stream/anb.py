@@ -608,6 +608,7 @@ class AveragedNB(_Additive, BaseNB):
                 if self.mode == "average"
                 else np.asarray(best, np.float64)
             )
+        self._keep_sample(codes.T, np.zeros((n, 0)))  # the training rows, as `_encode` codes them
         self.fit_time_ = time.perf_counter() - t0
         return self
 

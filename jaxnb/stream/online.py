@@ -1003,6 +1003,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
             self.classes_ = labels
             self.n_features_in_ = X.shape[1]
             self._names_in = names
+            self._keep_sample(np.zeros((X.shape[0], 0), np.int32), X)  # as `_encode` gives them
             self._cfg = self._config()
             self._layout = self._state_layout()
             self.state_ = init_state(

@@ -203,6 +203,14 @@ def test_select_from_model_keeps_the_group_lassos_support():
     assert sel.transform(X).shape == (len(X), int(sel.estimator_.support_.sum()))
 
 
+def test_rfe_keeps_the_two_continuous_predictors_that_carry_the_class():
+    from sklearn.feature_selection import RFE
+
+    X, y = _data()  # columns 0 and 4 are shifted by the class, 2 and 3 are noise
+    rfe = RFE(jaxnb.WeightedNB(discrete="none"), n_features_to_select=2).fit(X, y)
+    np.testing.assert_array_equal(rfe.support_, [True, False, False, False, True])
+
+
 def test_online_nb_terms_are_the_summaries_gaussian_terms(fitted):
     """`OnlineNB` (w = 1, b = 0): the terms are the summaries' class-conditional log densities;
     its bias is the streamed log prior. `OnlineWeightedNB` scales them by its weights."""

@@ -38,14 +38,15 @@ def test_online_nb_prequential_is_row_by_row():
     256-row block): the compiled run equals the row-by-row Python loop and the weighted model
     with a zero learning rate."""
     rng = np.random.default_rng(4)
-    y = rng.integers(0, 2, 1500)
-    X = rng.normal(size=(1500, 3)) + y[:, None] * np.array([0.5, 0.3, 0.1])
-    r_jit = prequential_jit(OnlineNB(), X, y, report_every=1500, verbose=False)
-    r_loop = prequential(OnlineNB(), X, y, batch_size=1, report_every=1500, verbose=False)
+    n = 700  # three 256-row blocks, the last one partial
+    y = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 3)) + y[:, None] * np.array([0.5, 0.3, 0.1])
+    r_jit = prequential_jit(OnlineNB(), X, y, report_every=n, verbose=False)
+    r_loop = prequential(OnlineNB(), X, y, batch_size=1, report_every=n, verbose=False)
     r_wnb = prequential_jit(
-        OnlineWeightedNB(learning_rate=0.0), X, y, report_every=1500, verbose=False
+        OnlineWeightedNB(learning_rate=0.0), X, y, report_every=n, verbose=False
     )
-    assert r_jit.n_tested == r_loop.n_tested == r_wnb.n_tested == 1499
+    assert r_jit.n_tested == r_loop.n_tested == r_wnb.n_tested == n - 1
     assert r_jit.n_correct == r_loop.n_correct == r_wnb.n_correct
     ok = OnlineNB().prequential_correct(X[:300], y[:300])
     ok1 = OnlineNB(summary_chunk=1).prequential_correct(X[:300], y[:300])

@@ -528,23 +528,38 @@ class _Additive:
         self._keep_sample(codes, values)
         return codes, values, y_enc, w
 
-    def _keep_sample(self, codes, values):
-        # copies: a view would keep the whole encoded data set alive
-        self._sample = (codes[:_IMPORTANCE_ROWS].copy(), values[:_IMPORTANCE_ROWS].copy())
+    def _keep_sample(self, codes, values, *, more=False):
+        """Keep the first `_IMPORTANCE_ROWS` training rows; ``more``: a later batch of the same
+        fit (``partial_fit``), whose rows fill the sample up to that size. Pieces are joined when
+        the importances are asked for, so a row-by-row stream costs O(rows), not O(rows²)."""
+        if not more or not hasattr(self, "_sample_rows"):
+            self._sample_pieces, self._sample_rows = [], 0
+        room = _IMPORTANCE_ROWS - self._sample_rows
+        if room > 0:
+            # copies: a view would keep the whole encoded data set alive
+            self._sample_pieces.append((codes[:room].copy(), values[:room].copy()))
+            self._sample_rows += min(room, codes.shape[0])
+
+    def _sample(self):
+        """The kept training rows as one (codes, values) pair."""
+        if len(self._sample_pieces) != 1:
+            codes, values = zip(*self._sample_pieces, strict=True)
+            self._sample_pieces = [(np.concatenate(codes), np.concatenate(values))]
+        return self._sample_pieces[0]
 
     @property
     def feature_importances_(self):
         r"""Mean spread of each predictor's term across classes, normalized to sum 1 (p,).
 
         importance_i ∝ mean_r [max_j E[r,i,j] − min_j E[r,i,j]], E the model's own additive terms
-        (`explain`) on (up to) the first 2048 training rows (of the first batch for
-        ``partial_fit``): how far predictor i can move any log-odds in this model. A predictor
-        the model leaves out scores exactly 0 (not selected, a removed group or Ω⁽⁰⁾, fsNB's
-        α_i = 0, a weight of 0); with every score 0 the importances are uniform. Usable by
+        (`explain`) on (up to) the first 2048 training rows (with ``partial_fit``, the first 2048
+        rows of all its batches): how far predictor i can move any log-odds in this model. A
+        predictor the model leaves out scores exactly 0 (not selected, a removed group or Ω⁽⁰⁾,
+        fsNB's α_i = 0, a weight of 0); with every score 0 the importances are uniform. Usable by
         scikit-learn's ``SelectFromModel`` and ``RFE``.
         """
         self._check_fitted()
-        codes, values = self._sample
+        codes, values = self._sample()
         L = np.asarray(self._contributions(_device(codes), _device(values)))
         spread = (L.max(-1) - L.min(-1)).mean(0)[self._user_order()]
         tot = spread.sum()
@@ -785,7 +800,6 @@ class NaiveBayes(_Additive, BaseNB):
             )
             self.encoder_ = enc
             self.n_features_in_ = enc.n_features_in_
-            self._keep_sample(codes, values)
             prev = None
         else:
             if classes is not None:
@@ -806,6 +820,7 @@ class NaiveBayes(_Additive, BaseNB):
         )
         self.stats_ = batch if prev is None else _merge(prev, batch)
         self._set_params_from_stats()
+        self._keep_sample(codes, values, more=prev is not None)
         return self
 
     def _log_joint_scores(self, codes, values):

@@ -177,6 +177,32 @@ def test_feature_importances_are_the_spread_of_the_terms_on_the_training_rows(fi
     np.testing.assert_allclose(imp, spread / spread.sum(), rtol=1e-10, atol=1e-14)
 
 
+@pytest.mark.parametrize("make", [lambda: jaxnb.NaiveBayes(), lambda: jaxnb.OnlineNB()])
+def test_importances_after_partial_fits_use_the_rows_of_every_batch(fitted, make):
+    """Streamed in small batches, the model's importances come from the first rows of all the
+    batches, not of the first batch only (one row, for a model updated row by row)."""
+    X, Xc, y, models = fitted
+    m = make()
+    for start in range(0, len(Xc), 40):
+        m.partial_fit(Xc[start : start + 40], y[start : start + 40], classes=[0, 1, 2])
+    spread = np.ptp(m.explain(Xc), axis=-1).mean(0)
+    np.testing.assert_allclose(m.feature_importances_, spread / spread.sum(), rtol=1e-10)
+
+
+def test_importances_use_the_first_2048_rows_across_batches():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 3000)
+    X = rng.normal(size=(3000, 2)) * np.where(np.arange(3000) < 2048, 1.0, 5.0)[:, None]
+    X[:, 0] += y
+    m = jaxnb.NaiveBayes()
+    for start in range(0, 3000, 1000):
+        m.partial_fit(X[start : start + 1000], y[start : start + 1000])
+    spread = np.ptp(m.explain(X[:2048]), axis=-1).mean(0)
+    np.testing.assert_allclose(m.feature_importances_, spread / spread.sum(), rtol=1e-10)
+    every = np.ptp(m.explain(X), axis=-1).mean(0)
+    assert np.abs(every / every.sum() - m.feature_importances_).max() > 0.01
+
+
 def test_left_out_predictors_have_zero_importance(fitted):
     X, Xc, y, models = fitted
     for name in ("SelectiveNB", "FilterNB", "FilterWrapperNB", "GroupLassoNB"):

@@ -1030,6 +1030,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
             raise ValueError(
                 "optimizer changed since the state was created; call fit() to start again"
             )
+        self._keep_sample(np.zeros((X.shape[0], 0), np.int32), X, more=True)
         self._cfg = self._config()
         return X, yi
 

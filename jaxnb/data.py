@@ -352,6 +352,23 @@ class FeatureEncoder:
         self.offers = ("missing", "unseen", "n_states") if offers is None else tuple(offers)
         self.owner = owner  # the owning estimator's class name, for error messages
 
+    def __repr__(self) -> str:
+        defaults = {"discrete": "auto", "n_states": None, "missing": "error", "unseen": "error"}
+        args = ", ".join(
+            f"{k}={getattr(self, k)!r}"
+            for k, d in defaults.items()
+            if not (isinstance(getattr(self, k), str | type(None)) and getattr(self, k) == d)
+        )
+        if not hasattr(self, "n_states_"):
+            return f"FeatureEncoder({args})"
+        # fitted: what it found, so that a model's encoder_ shows the columns it decided on
+        states = [int(m) for m in self.n_states_]
+        return (
+            f"FeatureEncoder({args}) fitted on {self.n_features_in_} columns: "
+            f"discrete {self.discrete_idx_.tolist()} with n_states {states}, "
+            f"continuous {self.continuous_idx_.tolist()}"
+        )
+
     def _missing_fix(self, what: str) -> str:
         if "missing" in self.offers:
             return f"pass missing='ignore' to {what}, or impute them"

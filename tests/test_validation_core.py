@@ -510,3 +510,19 @@ def test_raw_data_search_entry_points_check_their_inputs(case):
     call, match = cases[case]
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_feature_encoder_repr_shows_its_settings_and_what_fit_decided():
+    """A model's ``encoder_`` printed as ``<jaxnb.data.FeatureEncoder object at 0x...>``; now
+    the changed settings, and after fit which columns became discrete (with their state counts)
+    and which continuous."""
+    assert repr(FeatureEncoder()) == "FeatureEncoder()"
+    assert repr(FeatureEncoder(discrete=[1], missing="ignore")) == (
+        "FeatureEncoder(discrete=[1], missing='ignore')"
+    )
+    X = np.c_[np.linspace(0, 1, 10), np.arange(10) % 3, np.linspace(1, 2, 10)]
+    enc = jaxnb.NaiveBayes(discrete=[1]).fit(X, np.arange(10) % 2).encoder_
+    assert repr(enc) == (
+        "FeatureEncoder(discrete=[1]) fitted on 3 columns: discrete [1] with n_states [3], "
+        "continuous [0, 2]"
+    )

@@ -432,11 +432,16 @@ class BaseNB:
         are zeros (valid codes, finite values), computed row by row and dropped.
         """
         codes, values = self._encode(X)
+        return self._on_bucketed_codes(codes, values, fn), values
+
+    @staticmethod
+    def _on_bucketed_codes(codes, values, fn):
+        """``fn(codes, values)`` on encoded rows padded to `_row_bucket` rows, cut back to n."""
         n = codes.shape[0]
         m = _row_bucket(n)
         if m > n:
             codes, values = _pad_rows(codes, m), _pad_rows(values, m)
-        return np.asarray(fn(_device(codes), _device(values)))[:n], values[:n]
+        return np.asarray(fn(_device(codes), _device(values)))[:n]
 
     def _bucketed_scores(self, X, log_softmax=False):
         """`_log_joint_scores` on X's rows (padded, `_on_bucketed_rows`), checked to be defined."""
@@ -559,8 +564,8 @@ class _Additive:
         scikit-learn's ``SelectFromModel`` and ``RFE``.
         """
         self._check_fitted()
-        codes, values = self._sample()
-        L = np.asarray(self._contributions(_device(codes), _device(values)))
+        # padded like explain's rows: training sets of nearby sizes share the compiled terms
+        L = self._on_bucketed_codes(*self._sample(), self._contributions)
         spread = (L.max(-1) - L.min(-1)).mean(0)[self._user_order()]
         tot = spread.sum()
         return spread / tot if tot > 0 else np.full_like(spread, 1.0 / len(spread))

@@ -323,3 +323,15 @@ def test_new_row_counts_share_the_explain_programs(fitted, name, compiles):
         np.testing.assert_allclose(m.explain(Z[:k]), full[:k], rtol=0, atol=1e-12)
     assert {_row_bucket(k) for k in range(51, 71)} == {64, 80}
     assert compiles.n - before <= 2, compiles.n - before
+
+
+def test_importances_of_nearby_training_sizes_share_one_program(compiles):
+    """The training-row sample is padded like explain's rows: refits on 150 to 159 rows (CV
+    folds, learning curves) compile the importances' terms once (each size compiled its own)."""
+    X, y = _data()
+    models = [jaxnb.NaiveBayes(discrete=_DISC).fit(X[:k], y[:k]) for k in range(150, 160)]
+    first = models[0].feature_importances_
+    before = compiles.n
+    for m in models[1:]:
+        assert m.feature_importances_.shape == first.shape == (5,)
+    assert compiles.n == before, compiles.n - before

@@ -1003,7 +1003,6 @@ class OnlineWeightedNB(_Additive, BaseNB):
             self.classes_ = labels
             self.n_features_in_ = X.shape[1]
             self._names_in = names
-            self._keep_sample(np.zeros((X.shape[0], 0), np.int32), X)  # as `_encode` gives them
             self._cfg = self._config()
             self._layout = self._state_layout()
             self.state_ = init_state(
@@ -1030,7 +1029,6 @@ class OnlineWeightedNB(_Additive, BaseNB):
             raise ValueError(
                 "optimizer changed since the state was created; call fit() to start again"
             )
-        self._keep_sample(np.zeros((X.shape[0], 0), np.int32), X, more=True)
         self._cfg = self._config()
         return X, yi
 
@@ -1042,6 +1040,8 @@ class OnlineWeightedNB(_Additive, BaseNB):
 
     def _run(self, X, y, classes, *, test):
         X, yi = self._start(X, y, classes)
+        # training rows as `_encode` gives them, for the importances; later calls add to them
+        self._keep_sample(np.zeros((X.shape[0], 0), np.int32), X, more=self.n_seen_ > 0)
         chunk = self._chunk(test=test)
         outs = []
         start = 0

@@ -115,7 +115,7 @@ def main(argv=None):
     d = make_table1(jax.random.PRNGKey(0), "DR")
     ctr, vtr, ytr = d["codes_train"], d["values_train"], d["y_train"]
     med, best = _time(lambda: _fsnb(ctr, vtr, ytr), reps)
-    path = _fsnb(ctr, vtr, ytr)
+    path = base = _fsnb(ctr, vtr, ytr)
     rows.append(
         (
             "fsNB, Table-1 DR (N=300, p=20, eps=.025, v=20)",
@@ -143,7 +143,6 @@ def main(argv=None):
     order = jnp.arange(20, dtype=jnp.int32)
     med, best = _time(lambda: _fsnb(ctr, vtr, ytr, tie_order=order), reps)
     tied = _fsnb(ctr, vtr, ytr, tie_order=order)
-    base = _fsnb(ctr, vtr, ytr)
     same = bool(np.array_equal(np.asarray(tied.alpha), np.asarray(base.alpha)))
     rows.append(
         (

@@ -308,3 +308,51 @@ def test_adaptive_group_lasso_is_invariant_to_one_columns_units_and_plain_is_not
     np.testing.assert_allclose(b.predict_proba(Z), a.predict_proba(X), atol=1e-6)
     a, b = GroupLassoNB(adaptive=False).fit(X, y), GroupLassoNB(adaptive=False).fit(Z, y)
     assert np.abs(b.predict_proba(Z) - a.predict_proba(X)).max() > 0.1
+
+
+def _gl_scale_table(seed=3, n=240):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 4)) + np.outer(y, [0.7, 0.4, 0.2, 0.0])
+    return X, y
+
+
+@pytest.mark.parametrize("x64", [True, False], ids=["float64", "float32"])
+@pytest.mark.parametrize("scale", [1e-12, 1e8])
+def test_group_lasso_path_does_not_depend_on_the_columns_units(x64, scale):
+    """The solver works in standardized units, so the whole path (lambda_max, supports, fits)
+    is the same for every unit of the continuous columns. Before, the FISTA tolerance was in
+    the columns' gradient units (~1 / scale): at 1e8 every grid point read as converged at
+    Omega^(0) (every predictor removed, probabilities off by 0.5), at 1e-12 the adaptive weights
+    hit an absolute norm floor (lambda_max 300x off) and float32 gradients overflowed; float32
+    at 1e10 looped forever (a warm-started round below the step floor stopped at once)."""
+    X, y = _gl_scale_table()
+    with jax.enable_x64(x64):
+        a = GroupLassoNB(n_penalties=8).fit(X, y)
+        b = GroupLassoNB(n_penalties=8).fit(X * scale, y)
+        pa, pb = a.predict_proba(X), b.predict_proba(X * scale)
+    tol = 1e-9 if x64 else 2e-5
+    assert np.asarray(b.path_["converged"]).all()
+    np.testing.assert_array_equal(b.path_["n_active"], a.path_["n_active"])
+    assert a.path_["n_active"][-1] >= 3  # the informative columns enter
+    np.testing.assert_allclose(b.lambda_max_, a.lambda_max_, rtol=tol)
+    np.testing.assert_allclose(pb, pa, atol=tol, rtol=0)
+    np.testing.assert_allclose(
+        np.asarray(b.params_.mean, np.float64) / scale, a.params_.mean, rtol=0, atol=50 * tol
+    )
+
+
+def test_plain_group_lasso_in_large_units_matches_float64_in_float32():
+    """Plain L1/L2-NB is not unit-free (its penalty is in the columns' units), but its optimum
+    must not depend on the precision: in units of 1e8 float32 used to stop at Omega^(0)."""
+    X, y = _gl_scale_table(seed=4)
+    Z = X * 1e8
+    lam = 0.05 * GroupLassoNB(adaptive=False, n_penalties=2).fit(Z, y).lambda_max_
+    pen = {}
+    for x64 in (True, False):
+        with jax.enable_x64(x64):
+            m = GroupLassoNB(adaptive=False, penalty=lam, selection="fixed").fit(Z, y)
+            pen[x64] = (m.support_.copy(), m.predict_proba(Z))
+    np.testing.assert_array_equal(pen[False][0], pen[True][0])
+    assert pen[True][0].sum() >= 2
+    np.testing.assert_allclose(pen[False][1], pen[True][1], atol=2e-5, rtol=0)

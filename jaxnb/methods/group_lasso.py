@@ -328,7 +328,10 @@ def make_group_lasso_problem(
     problem = GroupLassoProblem(a, weight, xbar, m2, total, center, mle, base, floor, n_states)
     if adaptive:
         dist = _group_distance(problem, mle)
-        base = base / jnp.maximum(dist, _NORM_FLOOR)
+        # the floor in each group's units (a continuous group's distance is in sigma0's), so
+        # that rescaling a column leaves its weight x distance, and lambda_max, unchanged
+        unit = jnp.concatenate([jnp.ones((q,), dtype), sigma0])
+        base = base / jnp.maximum(dist, _NORM_FLOOR * unit)
         problem = eqx.tree_at(lambda p: p.group_weight, problem, base)
     return problem
 
@@ -470,6 +473,52 @@ def _tangent_gradient(problem: GroupLassoProblem, params: GroupLassoParams):
     return GroupLassoParams(cpt, g.mean, g.std)
 
 
+def _standardize(problem: GroupLassoProblem):
+    """The same problem in standardized Gaussian coordinates, and the map back.
+
+    ``mu' = (mu - xbar) / sigma0`` and ``sigma' = sigma / sigma0`` (sigma0 the pooled scale of
+    Omega^(0), > 0 by construction), with each continuous group weight multiplied by sigma0: the
+    penalty is unchanged and the NLL only shifts by the constant sum N_ij log sigma0_j / N, so the
+    optimum maps to the given problem's (``mu = xbar + sigma0 mu'``, ``sigma = sigma0 sigma'``)
+    and lambda_max is the same. Gradients, residuals and tolerances are then free of the
+    columns' units (in a column's own units the gradient scales as 1 / sigma0 and its sigma-part
+    as 1 / sigma0^3, which overflows float32 for a column of spread ~1e-13).
+
+    Returns ``(standardized problem, shift (c, r), scale (c, r))``; the problem as is without
+    continuous predictors.
+    """
+    shift, scale = problem.mle.mean, problem.center.std
+    if not problem.n_continuous:
+        return problem, shift, scale
+    sigma0 = scale[0]
+    q = problem.n_discrete
+    group_weight = jnp.concatenate([problem.group_weight[:q], problem.group_weight[q:] * sigma0])
+    standardized = eqx.tree_at(
+        lambda p: (
+            p.xbar,
+            p.m2,
+            p.center.mean,
+            p.center.std,
+            p.mle.mean,
+            p.mle.std,
+            p.min_std,
+            p.group_weight,
+        ),
+        problem,
+        (
+            (problem.xbar - shift) / scale,
+            problem.m2 / (scale * scale),
+            (problem.center.mean - shift) / scale,
+            jnp.ones_like(scale),
+            jnp.zeros_like(shift),
+            problem.mle.std / scale,
+            problem.min_std / sigma0,
+            group_weight,
+        ),
+    )
+    return standardized, shift, scale
+
+
 def lambda_max(problem: GroupLassoProblem, *, continuous_scale=1.0, per_predictor: bool = False):
     r"""Smallest penalty at which every predictor is removed (Omega = Omega^(0) is optimal).
 
@@ -497,6 +546,8 @@ def lambda_max(problem: GroupLassoProblem, *, continuous_scale=1.0, per_predicto
       Scalar lambda_max, or ``(lambda_max, lambda_i)`` with ``per_predictor=True``.
     """
     _check_values("continuous_scale", continuous_scale, low_open=True)
+    # in standardized units (`_standardize`): the same lambda_i, a gradient without overflow
+    problem, _, _ = _standardize(problem)
     g = _tangent_gradient(problem, problem.center)
     q = problem.n_discrete
     parts = []
@@ -745,20 +796,21 @@ def _fit_fista(
     budget of ``max_steps`` iterations is spent. Without continuous groups the metric is ones:
     one plain solve (the rounds and the unit metric cost ~40% on a discrete path).
 
-    The means are solved for relative to the class MLE mu1 = xbar (a translation of each
-    coordinate: the NLL depends on mu through ``xbar - mu`` and the penalty through
-    ``mu - mu0``), so a float32 ulp of a mean is one of its distance from xbar, not of an
-    uncentred column's offset. That matters most for a class whose sigma is at its floor: its
-    mean sits at xbar and its metric entry is ~1e6, which turns an ulp of the offset into a
-    large gradient-mapping error. Removed groups come back exactly at Omega^(0)."""
-    shift, mu0 = problem.mle.mean, problem.center.mean
-    if problem.n_continuous:
-        problem = eqx.tree_at(
-            lambda p: (p.xbar, p.center.mean, p.mle.mean),
-            problem,
-            (problem.xbar - shift, mu0 - shift, jnp.zeros_like(shift)),
-        )
-        init = GroupLassoParams(init.cpt, init.mean - shift, init.std)
+    The Gaussian parameters are solved for in standardized units: mu' = (mu - xbar) / sigma0,
+    sigma' = sigma / sigma0 (sigma0 the pooled scale of Omega^(0)), with the continuous group
+    weights multiplied by sigma0 so that the penalty, and the NLL up to the constant
+    sum N_ij log sigma0_j / N, are unchanged: the same optimum. The translation makes a float32
+    ulp of a mean one of its distance from xbar, not of an uncentred column's offset (that
+    matters most for a class whose sigma is at its floor: its mean sits at xbar and its metric
+    entry is ~1e6, which turns an ulp of the offset into a large gradient-mapping error). The
+    scaling makes ``tol`` and the residual unit-free: in a column's own units the gradient
+    scales as 1 / sigma0, so a column in units 1e10 times larger read as converged at Omega^(0)
+    (every predictor removed) and one 1e10 times smaller never converged. Removed groups come
+    back exactly at Omega^(0). The returned ``info.objective`` is F of the given problem."""
+    original = problem
+    mu0 = problem.center.mean
+    problem, shift, scale = _standardize(problem)
+    init = GroupLassoParams(init.cpt, (init.mean - shift) / scale, init.std / scale)
     smooth = lambda p: negative_log_likelihood(problem, p)
     nonsmooth = lambda p: group_penalty(problem, p, penalty_discrete, penalty_continuous)
     fista_kw = dict(nonsmooth_fn=nonsmooth, max_steps=max_steps, tol=tol, step_growth=step_growth)
@@ -776,24 +828,28 @@ def _fit_fista(
         stop = lambda st: (
             (used + st.num_steps >= max_steps)
             | (jnp.max(jnp.abs(jnp.log(st.params.std) - log_ref), initial=0.0) > drift)
-            | (st.step_size < _METRIC_MIN_STEP)
+            # not before the round's first step: a warm start below the floor (the previous grid
+            # point's step) would end the round at once, forever (n_steps 0, `used` unchanged)
+            | ((st.num_steps > 0) & (st.step_size < _METRIC_MIN_STEP))
         )
         return solve_fista(
             smooth, prox, params, step_size=step, metric=metric, stop_fn=stop, **fista_kw
         )
 
     def cond(carry):
-        _, info, used = carry
-        return ~info.converged & (used < max_steps)
+        _, info, used, moved = carry
+        # `moved`: every round takes a step (see `stop`); the flag makes termination not hinge
+        # on that alone
+        return ~info.converged & (used < max_steps) & moved
 
     def body(carry):
-        params, info, used = carry
+        params, info, used, _ = carry
         # A later round starts at the new metric's natural step (~1) at least: the last round's
         # step may have been shrunk for a stale metric (WDBC, float32: to 1.2e-4, where the
         # residual's rounding floor, ~1 / step, certified a point far from the optimum).
         start = jnp.where(used > 0, jnp.maximum(info.step_size, 1.0), info.step_size)
         params, info = solve(params, start, used)
-        return params, info, used + info.num_steps
+        return params, info, used + info.num_steps, info.num_steps > 0
 
     dtype = jnp.result_type(init.std.dtype, jnp.float32)
     zero = jnp.asarray(0, jnp.int32)
@@ -804,13 +860,16 @@ def _fit_fista(
         jnp.asarray(step_size, dtype),
         jnp.asarray(jnp.inf, dtype),
     )
-    params, info, used = lax.while_loop(cond, body, (init, info0, zero))
-    # a group the prox put exactly at its (shifted) centre is exactly at Omega^(0)
+    params, info, used, _ = lax.while_loop(cond, body, (init, info0, zero, jnp.asarray(True)))
+    # a group the prox put exactly at its (standardized) centre is exactly at Omega^(0)
     removed = jnp.all(params.mean == problem.center.mean, axis=0) & jnp.all(
         params.std == problem.center.std, axis=0
     )
-    mean = jnp.where(removed[None, :], mu0, params.mean + shift)
-    return GroupLassoParams(params.cpt, mean, params.std), info._replace(num_steps=used)
+    mean = jnp.where(removed[None, :], mu0, params.mean * scale + shift)
+    std = jnp.where(removed[None, :], scale, params.std * scale)
+    out = GroupLassoParams(params.cpt, mean, std)
+    objective = group_lasso_objective(original, out, penalty_discrete, penalty_continuous)
+    return out, info._replace(num_steps=used, objective=objective)
 
 
 def _fit_check(args) -> None:

@@ -276,7 +276,7 @@ def _is_missing_obj(v) -> bool:
     return v is None or (isinstance(v, float) and np.isnan(v)) or type(v).__name__ == "NAType"
 
 
-def _check_spread(values, columns) -> None:
+def _check_spread(values, columns, *, overflow: bool = True) -> None:
     """The squared spread of each training column must be a normal number of the values' dtype:
     a spread below ~sqrt(tiny / eps) makes the class variances underflow (the predictor was then
     read as constant and silently dropped: float32 from a spread of ~1e-19), one above
@@ -295,13 +295,45 @@ def _check_spread(values, columns) -> None:
     with np.errstate(over="ignore"):
         sq = spread * spread
     small = np.flatnonzero((spread > 0) & (sq < float(info.tiny) / float(info.eps)))
-    large = np.flatnonzero(sq * values.shape[0] > float(info.max) / 4)
+    large = np.flatnonzero(sq * values.shape[0] > float(info.max) / 4) if overflow else small[:0]
     for bad, word in ((small, "underflow"), (large, "overflow")):
         if bad.size:
             t = int(bad[0])
             raise ValueError(
                 f"continuous column {int(columns[t])} spans {spread[t]:g}: its variances {word} "
                 f"in {values.dtype.name}; {fix}"
+            )
+
+
+def _check_rounded_constant(X, values, columns) -> None:
+    """A continuous column that varies in X but is constant once cast to ``values.dtype`` (all of
+    its values below float32's smallest subnormal, ~1e-45, e.g. p-values of 1e-80) would be read
+    as constant and silently dropped: `_check_spread` sees no spread left to check. Only the
+    columns constant after the cast are re-read (usually none)."""
+    if values.size == 0 or values.dtype == np.float64:
+        return
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        flat = np.flatnonzero(np.nanmin(values, axis=0) == np.nanmax(values, axis=0))
+    if not flat.size:
+        return
+    arr = _plain_numeric(X)
+    cols = None if arr is not None else check_X_2d(X)[0]
+    for t in flat.tolist():
+        j = int(columns[t])
+        col = arr[:, j] if arr is not None else cols[j]
+        if col.dtype.kind == "O":
+            col = np.array([np.nan if _is_missing_obj(v) else v for v in col], dtype=float)
+        col = col.astype(np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanmin(col), np.nanmax(col)
+        if hi > lo:
+            raise ValueError(
+                f"continuous column {j} spans {hi - lo:g} (largest magnitude "
+                f"{np.nanmax(np.abs(col)):g}), which {values.dtype.name} rounds to a constant; "
+                "rescale the column (e.g. standardize it or take its log), or enable float64 "
+                "(jax.config.update('jax_enable_x64', True))"
             )
 
 
@@ -680,6 +712,7 @@ class FeatureEncoder:
         codes, values = self._transform(X, dtype, fit, code_dtype)
         if fit:
             _check_spread(values, self.continuous_idx_)
+            _check_rounded_constant(X, values, self.continuous_idx_)
         return codes, values
 
     def _transform(self, X, dtype, fit, code_dtype):

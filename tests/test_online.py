@@ -94,6 +94,26 @@ def test_online_nb_gaussian_equals_naive_bayes(chunk):
     np.testing.assert_allclose(est.predict_log_proba(X), ref_lp, rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.parametrize("chunk", [1, None])
+def test_online_nb_equals_naive_bayes_for_columns_in_small_units(chunk):
+    """Variance floors are relative (var_smoothing x the pooled variance), so the units of a
+    column do not matter. An absolute floor of 1e-12 on the online variances used to swamp
+    columns of spread ~1e-6 and below: probabilities off by up to 0.5 (NaiveBayes was right)."""
+    X, y = _data(n=200, p=5, c=3, seed=3)
+    for scale in (1e-6, 1e-12):
+        Z = X * scale
+        ref = jaxnb.NaiveBayes().fit(Z, y)
+        est = OnlineNB(prior_smoothing=0.0, summary_chunk=chunk).fit(Z, y)
+        np.testing.assert_allclose(
+            est.predict_log_proba(Z), ref.predict_log_proba(Z), rtol=1e-9, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            est.predict_proba(Z),
+            OnlineNB(prior_smoothing=0.0).fit(X, y).predict_proba(X),
+            atol=1e-9,
+        )
+
+
 def test_second_level_with_level1_cuts_is_level1():
     X, y = _data(n=300, p=3, c=2, seed=1)
     s = CPiD.init(2, 3, n_intervals=12, chunk_size=16).update(X, y)

@@ -473,6 +473,38 @@ def test_column_spread_outside_the_float_range_is_refused():
         NaiveBayes(var_smoothing=0.0).fit([[0.0], [1.0], [2.0], [5.0]], [0, 0, 0, 1])
 
 
+def test_column_rounded_to_a_constant_in_float32_is_refused():
+    """Values below float32's smallest subnormal (p-values of 1e-140, say) become 0: the column
+    was read as constant and silently dropped (accuracy at the majority rate). Also through the
+    column loop (object input), and in the online learners, which also refuse a batch whose
+    spread underflows the float32 variances (they agreed with nothing before)."""
+    import jax
+
+    from jaxnb import OnlineNB, OnlineWeightedNB
+
+    rng = np.random.default_rng(6)
+    y = np.array([0, 1] * 20)
+    X = (rng.normal(size=(40, 2)) + 2 * y[:, None]) * 1e-140
+    X[:, 1] = 1.0  # a column that is constant in float64 too stays accepted
+    msg = "continuous column 0 spans .*float32 rounds to a constant"
+    with jax.enable_x64(False):
+        for est in (NaiveBayes(), OnlineNB(), OnlineWeightedNB()):
+            with pytest.raises(ValueError, match=msg):
+                est.fit(X, y)
+        with pytest.raises(ValueError, match=msg):
+            NaiveBayes().fit(X.astype(object), y)
+        with pytest.raises(ValueError, match="column 0 spans .* underflow in float32"):
+            OnlineNB().partial_fit(X[:, :1] * 1e121, y, classes=[0, 1])  # spread ~1e-19
+        assert NaiveBayes().fit(X[:, 1:], y).predict_proba(X[:2, 1:]).shape == (2, 2)
+    m = NaiveBayes().fit(X, y)  # float64 holds them
+    Z = X.copy()
+    Z[:, 0] *= 1e140
+    np.testing.assert_allclose(m.predict_proba(X), NaiveBayes().fit(Z, y).predict_proba(Z))
+    np.testing.assert_allclose(
+        OnlineNB().fit(X, y).predict_proba(X), m.predict_proba(X), atol=1e-6, rtol=0
+    )
+
+
 def test_alpha_zero_gradient_is_finite_at_unused_zero_cells():
     import jax
     import jax.numpy as jnp

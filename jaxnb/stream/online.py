@@ -37,8 +37,10 @@ Where we differ from / make explicit what the paper leaves open:
 * Gaussian variance floor: sigma²_ij = M2_ij / N_ij + `var_smoothing` · s²_i with s²_i the pooled
   variance of predictor i, exactly as `jaxnb.NaiveBayes` (jaxnb.params.fit_mle), so `OnlineNB`
   on Gaussian summaries equals `NaiveBayes(var_smoothing=...)` fitted on the same rows; a class
-  not yet seen uses the pooled mean and variance; an absolute floor `1e-12` (float32: 1e-30 of
-  nothing) only guards the empty summary. A predictor with no value seen yet (all missing so
+  not yet seen uses the pooled mean and variance; the dtype's smallest normal number only guards
+  a zero variance with `var_smoothing=0` (an absolute floor of 1e-12 here until 2026-11-29 swamped
+  the variances of columns in small units, spread ~1e-5 and below: OnlineNB then disagreed with
+  NaiveBayes by up to 0.5 in probability). A predictor with no value seen yet (all missing so
   far) contributes 0 to every class, as a missing value does.
 * Second level: `second_level="modl"` recomputes MODL cut points (NumPy, exact dynamic
   programme on the <= 100 summary bins per predictor) every `refresh_every` examples, outside
@@ -70,6 +72,8 @@ from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
 from .._matmul import einsum
 from ..data import (
+    _check_rounded_constant,
+    _check_spread,
     _frame_names,
     check_feature_names,
     check_same_classes,
@@ -189,9 +193,9 @@ def _gaussian_log_prob(s: GaussianSummary, values, var_smoothing):
     var = jnp.where(has, s.m2 / jnp.where(has, count, 1), pvar[None, :])
     mean = jnp.where(has, s.mean, pmean[None, :])
     # the floor of `jaxnb.params.fit_mle`: var_smoothing x the pooled variance, or 1 for a
-    # predictor without spread (constant so far), whose 1e-12 floor would swamp every other term
+    # predictor without spread (constant so far), whose tiny variance would swamp every other term
     floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)
-    var = jnp.maximum(var + floor[None, :], 1e-12)
+    var = jnp.maximum(var + floor[None, :], jnp.finfo(var.dtype).tiny)  # no absolute scale
     x = values[:, :, None]
     out = -0.5 * (_LOG_2PI + jnp.log(var.T)[None] + (x - mean.T[None]) ** 2 / var.T[None])
     # a predictor with no value seen yet (e.g. all missing so far) carries no information: 0, as a
@@ -636,7 +640,7 @@ def _gaussian_params(count, mean, m2, var_smoothing):
     var = jnp.where(has, m2 / jnp.where(has, count, 1), pvar)
     mu = jnp.where(has, mean, pmean)
     floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)  # as `fit_mle` (see above)
-    var = jnp.maximum(var + floor, 1e-12)
+    var = jnp.maximum(var + floor, jnp.finfo(var.dtype).tiny)  # as `_gaussian_log_prob`
     return mu, var, jnp.log(var), tot > 0
 
 
@@ -961,6 +965,10 @@ class OnlineWeightedNB(_Additive, BaseNB):
                 f"column {j} holds {X[i, j]:g}, beyond the range of {np.dtype(dtype)}; rescale "
                 "the column, or enable float64 (jax.config.update('jax_enable_x64', True))"
             )
+        if out is not X:  # a batch's spread too small for float32 variances (Welford's M2
+            # absorbs large ones): the variances and their floors would underflow to 0
+            _check_spread(out, range(out.shape[1]), overflow=False)
+            _check_rounded_constant(X, out, range(out.shape[1]))
         return out
 
     def _new_summary(self, c, p):

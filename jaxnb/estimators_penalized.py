@@ -242,10 +242,12 @@ class GroupLassoNB(_Additive, BaseNB):
         discrete Table-1 path of 20 points takes about 1 ms after compilation with ``"exact"``
         and about 17 ms with ``"fista"`` (float64, this library's benchmarks).
       max_steps, tol: FISTA cap and tolerance on the prox-gradient residual per grid point (and
-        the exact solver's tolerance). Both raise ``tol`` to the residual's rounding floor where
-        it is below it (float32: ~1e-6), so the defaults converge (``path_["converged"]``) in
-        float32 and float64 alike; FISTA typically takes 20-100 iterations per grid point. If the
-        selected grid point stopped at ``max_steps``, ``fit`` emits `jaxnb.ConvergenceWarning`.
+        the exact solver's tolerance), the residual taken in standardized units of the
+        continuous columns (so convergence does not depend on their units). Both raise ``tol``
+        to the residual's rounding floor where it is below it (float32: ~1e-6), so the defaults
+        converge (``path_["converged"]``) in float32 and float64 alike; FISTA typically takes
+        20-100 iterations per grid point. If the selected grid point stopped at ``max_steps``,
+        ``fit`` emits `jaxnb.ConvergenceWarning`.
       discrete, n_states, missing, unseen: column handling as in `NaiveBayes`.
       mesh: None, a number of devices or a 1-D mesh, as in `NaiveBayes`: the pass over the rows
         that accumulates the statistics runs data-parallel; the path itself is solved on the

@@ -68,9 +68,11 @@ Documented choices (departures from the paper):
   fixed metric); a round ends when it converges, when some sigma has moved by a factor of
   `_METRIC_DRIFT` (4) from that point, or when backtracking has cut the step below
   `_METRIC_MIN_STEP` (1/16; the natural step is ~1); the next round recomputes the metric there
-  and starts at a step of 1 at least. All rounds share the budget ``max_steps``. The means are
-  solved for relative to the class means xbar (a translation), so their float32 rounding is
-  that of their distance from xbar, not of the column's offset.
+  and starts at a step of 1 at least (every round takes one step before that test applies).
+  All rounds share the budget ``max_steps``. The Gaussian parameters are solved for in
+  standardized units, ``(mu - xbar) / sigma0`` and ``sigma / sigma0`` (`_standardize`, also used
+  by `lambda_max`): their float32 rounding is that of the distance from xbar, not of the
+  column's offset, and gradients, residuals and ``tol`` do not depend on the column's units.
 * **Stopping tests are scale-aware.** The bisections stop at a few ulps, and FISTA at ``tol``
   *or* the rounding floor of its residual (`jaxnb.optim.fista`). Its residual is the norm of
   the gradient mapping ``D (x - x+) / s``, in the units of the gradient with or without the

@@ -496,6 +496,10 @@ def test_column_rounded_to_a_constant_in_float32_is_refused():
         with pytest.raises(ValueError, match="column 0 spans .* underflow in float32"):
             OnlineNB().partial_fit(X[:, :1] * 1e121, y, classes=[0, 1])  # spread ~1e-19
         assert NaiveBayes().fit(X[:, 1:], y).predict_proba(X[:2, 1:]).shape == (2, 2)
+        # rows to predict are not training data: any spread is fine there
+        online = OnlineNB().fit(np.c_[X[:, 0] * 1e140, X[:, 1]], y)
+        close = np.array([[1e-30, 1.0], [2e-30, 1.0], [3e-30, 1.0]])
+        assert online.predict_proba(close).shape == (3, 2)
     m = NaiveBayes().fit(X, y)  # float64 holds them
     Z = X.copy()
     Z[:, 0] *= 1e140

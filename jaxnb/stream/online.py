@@ -948,7 +948,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
             self.optimizer is None,
         )
 
-    def _check_X(self, X):
+    def _check_X(self, X, fit=False):
         if hasattr(self, "state_"):
             check_feature_names(getattr(self, "_names_in", None), X)
         X = _numeric_X(X, "online NB summarizes numeric predictors")
@@ -965,8 +965,8 @@ class OnlineWeightedNB(_Additive, BaseNB):
                 f"column {j} holds {X[i, j]:g}, beyond the range of {np.dtype(dtype)}; rescale "
                 "the column, or enable float64 (jax.config.update('jax_enable_x64', True))"
             )
-        if out is not X:  # a batch's spread too small for float32 variances (Welford's M2
-            # absorbs large ones): the variances and their floors would underflow to 0
+        if fit and out is not X:  # a training batch's spread too small for float32 variances
+            # (Welford's M2 absorbs large ones): the variances and their floors would underflow
             _check_spread(out, range(out.shape[1]), overflow=False)
             _check_rounded_constant(X, out, range(out.shape[1]))
         return out
@@ -998,7 +998,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
     def _start(self, X, y, classes):
         self._check_hyper()
         names = _frame_names(X)
-        X = self._check_X(X)
+        X = self._check_X(X, fit=True)
         if not hasattr(self, "state_"):
             labels = first_partial_fit_classes(
                 y,

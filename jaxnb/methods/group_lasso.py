@@ -29,8 +29,9 @@ Documented choices (departures from the paper):
   ``penalty_continuous = continuous_scale * penalty``).
 * **Group weights** ``w_i``: ones (Eqs. 8-9) by default; ``adaptive=True`` gives aL1/L2-NB,
   ``w_i = 1 / ||Omega_i^(1) - Omega_i^(0)||_2`` (the paper's w_i is that norm; it scales the
-  penalty by its inverse). A norm below 1e-12 is floored there (weight 1e12: such a predictor is
-  removed for any positive penalty) so ``penalty = 0`` never meets ``0 * inf``.
+  penalty by its inverse). A norm below 1e-12 (x sigma0 for a continuous group, in its units)
+  is floored there (such a predictor is removed for any positive penalty) so ``penalty = 0``
+  never meets ``0 * inf``.
 * **Smoothing.** ``alpha`` adds Lidstone pseudo-counts to every N_ijk inside the NLL (a Dirichlet
   MAP); Omega^(1) and Omega^(0) are the exact minimizers of that NLL (class-wise, resp. pooled:
   ``theta0_ik ∝ sum_j (N_ijk + alpha)``), so ``penalty = 0`` returns Omega^(1) and every removed

@@ -276,11 +276,20 @@ def _is_missing_obj(v) -> bool:
     return v is None or (isinstance(v, float) and np.isnan(v)) or type(v).__name__ == "NAType"
 
 
-def _check_spread(values, columns, *, overflow: bool = True) -> None:
+def _object_floats(col):
+    """An object column of numbers and missing markers (None, NaN, pandas.NA) as float64."""
+    return np.array([np.nan if _is_missing_obj(v) else v for v in col], dtype=float)
+
+
+def _check_spread(values, columns, *, overflow: bool = True, X=None) -> None:
     """The squared spread of each training column must be a normal number of the values' dtype:
     a spread below ~sqrt(tiny / eps) makes the class variances underflow (the predictor was then
     read as constant and silently dropped: float32 from a spread of ~1e-19), one above
-    ~sqrt(max / n) makes them overflow (NaN / inf standard deviations). One min / max pass."""
+    ~sqrt(max / n) makes them overflow (NaN / inf standard deviations). One min / max pass.
+
+    With the source table ``X``, a column that is constant in ``values`` but varies in X (all of
+    its values below float32's smallest subnormal, ~1e-45, e.g. p-values of 1e-80: cast to 0 and
+    silently dropped as constant) is refused too; only such columns are re-read (usually none)."""
     if values.size == 0:
         return
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
@@ -288,10 +297,7 @@ def _check_spread(values, columns, *, overflow: bool = True) -> None:
         lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
     spread = hi.astype(np.float64) - lo.astype(np.float64)
     info = np.finfo(values.dtype)
-    fix = (
-        "rescale the column (e.g. standardize it), or enable float64 "
-        "(jax.config.update('jax_enable_x64', True))"
-    )
+    fix = "or enable float64 (jax.config.update('jax_enable_x64', True))"
     with np.errstate(over="ignore"):
         sq = spread * spread
     small = np.flatnonzero((spread > 0) & (sq < float(info.tiny) / float(info.eps)))
@@ -301,39 +307,25 @@ def _check_spread(values, columns, *, overflow: bool = True) -> None:
             t = int(bad[0])
             raise ValueError(
                 f"continuous column {int(columns[t])} spans {spread[t]:g}: its variances {word} "
-                f"in {values.dtype.name}; {fix}"
+                f"in {values.dtype.name}; rescale the column (e.g. standardize it), {fix}"
             )
-
-
-def _check_rounded_constant(X, values, columns) -> None:
-    """A continuous column that varies in X but is constant once cast to ``values.dtype`` (all of
-    its values below float32's smallest subnormal, ~1e-45, e.g. p-values of 1e-80) would be read
-    as constant and silently dropped: `_check_spread` sees no spread left to check. Only the
-    columns constant after the cast are re-read (usually none)."""
-    if values.size == 0 or values.dtype == np.float64:
-        return
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        flat = np.flatnonzero(np.nanmin(values, axis=0) == np.nanmax(values, axis=0))
-    if not flat.size:
+    flat = np.flatnonzero(spread == 0)
+    if X is None or values.dtype == np.float64 or not flat.size:
         return
     arr = _plain_numeric(X)
     cols = None if arr is not None else check_X_2d(X)[0]
     for t in flat.tolist():
         j = int(columns[t])
         col = arr[:, j] if arr is not None else cols[j]
-        if col.dtype.kind == "O":
-            col = np.array([np.nan if _is_missing_obj(v) else v for v in col], dtype=float)
-        col = col.astype(np.float64)
+        col = _object_floats(col) if col.dtype.kind == "O" else col.astype(np.float64)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            lo, hi = np.nanmin(col), np.nanmax(col)
-        if hi > lo:
+            c_lo, c_hi = np.nanmin(col), np.nanmax(col)
+        if c_hi > c_lo:
             raise ValueError(
-                f"continuous column {j} spans {hi - lo:g} (largest magnitude "
+                f"continuous column {j} spans {c_hi - c_lo:g} (largest magnitude "
                 f"{np.nanmax(np.abs(col)):g}), which {values.dtype.name} rounds to a constant; "
-                "rescale the column (e.g. standardize it or take its log), or enable float64 "
-                "(jax.config.update('jax_enable_x64', True))"
+                f"rescale the column (e.g. standardize it or take its log), {fix}"
             )
 
 
@@ -711,8 +703,7 @@ class FeatureEncoder:
         check_feature_names(getattr(self, "feature_names_in_", None), X)
         codes, values = self._transform(X, dtype, fit, code_dtype)
         if fit:
-            _check_spread(values, self.continuous_idx_)
-            _check_rounded_constant(X, values, self.continuous_idx_)
+            _check_spread(values, self.continuous_idx_, X=X)
         return codes, values
 
     def _transform(self, X, dtype, fit, code_dtype):
@@ -761,7 +752,7 @@ class FeatureEncoder:
             fix = "convert it to numbers (dates e.g. to seconds since an epoch) or mark it discrete"
             if col.dtype.kind == "O":
                 try:
-                    col = np.array([np.nan if _is_missing_obj(v) else v for v in col], dtype=float)
+                    col = _object_floats(col)
                 except (TypeError, ValueError):
                     bad = next((v for v in col if not isinstance(v, numbers.Real)), None)
                     raise TypeError(

@@ -869,8 +869,8 @@ def _fit_fista(
         params.std == problem.center.std, axis=0
     )
     mean = jnp.where(removed[None, :], mu0, params.mean * scale + shift)
-    std = jnp.where(removed[None, :], scale, params.std * scale)
-    out = GroupLassoParams(params.cpt, mean, std)
+    # a removed group's sigma' is exactly 1, so sigma0 x 1 is exactly sigma0: no select needed
+    out = GroupLassoParams(params.cpt, mean, params.std * scale)
     objective = group_lasso_objective(original, out, penalty_discrete, penalty_continuous)
     return out, info._replace(num_steps=used, objective=objective)
 

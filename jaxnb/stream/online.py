@@ -72,7 +72,6 @@ from .._checks import check_choice, check_int, check_real
 from .._dtypes import float_dtype
 from .._matmul import einsum
 from ..data import (
-    _check_rounded_constant,
     _check_spread,
     _frame_names,
     check_feature_names,
@@ -967,8 +966,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
             )
         if fit and out is not X:  # a training batch's spread too small for float32 variances
             # (Welford's M2 absorbs large ones): the variances and their floors would underflow
-            _check_spread(out, range(out.shape[1]), overflow=False)
-            _check_rounded_constant(X, out, range(out.shape[1]))
+            _check_spread(out, range(out.shape[1]), overflow=False, X=X)
         return out
 
     def _new_summary(self, c, p):

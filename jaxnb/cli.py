@@ -187,6 +187,7 @@ def cmd_compare(args) -> int:
             print(f"jaxnb compare: {e}", file=sys.stderr)
             return 2
     rows, failures, unconverged = [], [], []
+    skipped = {}  # (data set, kind) -> methods left out by default for the data's kind
     seen = set()  # warnings other than ConvergenceWarning already issued again
     total = len(names) * len(datasets)
     k = 0
@@ -200,6 +201,8 @@ def cmd_compare(args) -> int:
                     failures.append(
                         (dname, name, f"supports {', '.join(spec.kinds)} data, not {kind}")
                     )
+                else:
+                    skipped.setdefault((dname, kind), []).append(name)
                 continue
             if has_missing and "missing" not in spec.factory(kind).get_params():
                 failures.append((dname, name, "does not handle missing values (impute them)"))
@@ -242,6 +245,11 @@ def cmd_compare(args) -> int:
         print(f"* not converged: {name} on {dname}: {msg}")
     for dname, name, msg in failures:
         print(f"not run: {name} on {dname}: {msg}")
+    for (dname, kind), left in skipped.items():
+        print(
+            f"skipped on {dname} ({kind} data), methods for other kinds: "
+            + ", ".join(f"{n} ({', '.join(get_method(n).kinds)})" for n in left)
+        )
     print(
         f"\n{len(rows)} fits in {time.perf_counter() - t_start:.1f} s (fit time includes "
         f"JIT compilation on first use of each shape"

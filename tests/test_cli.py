@@ -158,6 +158,24 @@ def test_compare_reports_requested_methods_the_data_kind_excludes(tmp_path, caps
     assert "not run: SemiNaive" in out and "not discrete" in out
 
 
+def test_compare_lists_the_methods_it_leaves_out_for_the_data_kind(tmp_path, capsys, monkeypatch):
+    # without --methods, a method for other data kinds is not an error, but it is named
+    import jaxnb.registry
+
+    monkeypatch.setattr(jaxnb.registry, "available_methods", lambda: ["NB", "SemiNaive", "Parzen"])
+    path = tmp_path / "tiny.csv"
+    path.write_text("a,b,cls\n" + "x,p,no\ny,q,yes\n" * 5)
+    rc = main(["compare", "--data", str(path)])
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    assert "not run:" not in out
+    assert (
+        f"skipped on {path} (70%/30%) (discrete data), methods for other kinds: "
+        "SemiNaive (continuous), Parzen (continuous, mixed)" in out
+    )
+    assert "1 fits in" in out
+
+
 def test_compare_flags_options_without_effect(csv_path, capsys):
     assert main(["compare", "--cv", "0"]) == 2  # cv=0 is not "no --cv"
     assert "require --data" in capsys.readouterr().err

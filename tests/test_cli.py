@@ -115,6 +115,7 @@ def test_compare_on_a_csv_with_cv_equals_a_direct_loop(csv_path, capsys):
     err_col = row.index("NB") + 1
     assert float(row[err_col]) == pytest.approx(np.mean(errs), abs=5e-5)
     assert float(row[err_col + 1]) == pytest.approx(np.std(errs, ddof=1), abs=5e-5)
+    assert "\n3 fits in " in out  # one per fold
 
 
 def test_compare_on_missing_cells_says_what_to_do(csv_path, capsys):

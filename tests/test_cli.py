@@ -163,7 +163,8 @@ def test_compare_lists_the_methods_it_leaves_out_for_the_data_kind(tmp_path, cap
     # without --methods, a method for other data kinds is not an error, but it is named
     import jaxnb.registry
 
-    monkeypatch.setattr(jaxnb.registry, "available_methods", lambda: ["NB", "SemiNaive", "Parzen"])
+    listed = ["NB", "SemiNaive", "Parzen", "ANB"]
+    monkeypatch.setattr(jaxnb.registry, "available_methods", lambda: listed)
     path = tmp_path / "tiny.csv"
     path.write_text("a,b,cls\n" + "x,p,no\ny,q,yes\n" * 5)
     rc = main(["compare", "--data", str(path)])
@@ -174,7 +175,8 @@ def test_compare_lists_the_methods_it_leaves_out_for_the_data_kind(tmp_path, cap
         f"skipped on {path} (70%/30%) (discrete data), methods for other kinds: "
         "SemiNaive (continuous), Parzen (continuous, mixed)" in out
     )
-    assert "1 fits in" in out
+    assert "\n2 fits in" in out
+    assert [r[r.index("(70%/30%)") + 1] for r in _table_rows(out)] == ["NB", "ANB"]
 
 
 def test_compare_flags_options_without_effect(csv_path, capsys):

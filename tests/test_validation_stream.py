@@ -126,8 +126,8 @@ def test_anb_discrete_fractional_index_raises():
         _small_anb(discrete=[3]).fit(X, y)
     with pytest.raises(ValueError, match="discrete mask must have length"):
         _small_anb(discrete=[True, False]).fit(X, y)
-    with pytest.raises(TypeError, match="discrete must be None"):
-        _small_anb(discrete="all").fit(X, y)
+    with pytest.raises(ValueError, match="discrete must be 'auto', 'all', 'none', a boolean mask"):
+        _small_anb(discrete="some").fit(X, y)
 
 
 def test_anb_discrete_valid_forms_agree():
@@ -139,6 +139,26 @@ def test_anb_discrete_valid_forms_agree():
     for m in (b, c):
         np.testing.assert_allclose(m.predict_proba(X), a.predict_proba(X))
     assert a.categories_[0].tolist() == [0.0, 1.0, 2.0]
+    # the named forms, as NaiveBayes's: "auto" makes the integer column discrete
+    d = _small_anb(discrete="auto").fit(np.array(X[:, :1], dtype=np.int64), y)
+    assert d.cuts_[0] is None and d.categories_[0].tolist() == [0.0, 1.0, 2.0]
+    assert _small_anb(discrete="auto").fit(X, y).categories_ == [None] * 3  # float columns
+    for same in ("none", None):
+        f = _small_anb(discrete=same).fit(X, y)
+        assert f.cuts_[0] is not None and f.categories_[0] is None
+    g = _small_anb(discrete="all").fit(X[:, :1], y)
+    assert g.cuts_[0] is None and g.n_intervals_[0] == 3
+
+
+def test_anb_auto_discrete_reads_a_data_frames_column_types():
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    X[:, 0] = np.arange(len(X)) % 3
+    frame = pd.DataFrame({"a": X[:, 0].astype(np.int64), "b": X[:, 1], "c": X[:, 2]})
+    a = _small_anb(discrete=[0]).fit(X, y)
+    e = _small_anb(discrete="auto").fit(frame, y)
+    assert e.categories_[0].tolist() == [0.0, 1.0, 2.0] and e.categories_[1:] == [None, None]
+    np.testing.assert_array_equal(e.predict_proba(frame), a.predict_proba(X))
 
 
 @pytest.mark.parametrize("seed", ["a", -1, 1.5, None, True])

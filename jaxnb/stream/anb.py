@@ -62,6 +62,7 @@ from ..data import (
     FeatureEncoder,
     _frame_names,
     check_feature_names,
+    check_X_2d,
     encode_labels,
     feature_count_error,
     one_class_error,
@@ -429,7 +430,9 @@ class AveragedNB(_Additive, BaseNB):
     Args:
       mode: "average" (compression-based averaging, ANB), "map" (MAP selective NB) or "nb"
         (all predictors, weight 1: NB on the MODL discretization).
-      discrete: indices of discrete (categorical) columns, kept as categories; None: all numeric.
+      discrete: the discrete (categorical) columns, kept as categories (numeric codes): a list of
+        column indices or a boolean mask, "all", "none" (= None, the default: every column
+        numeric) or "auto" (integer and boolean columns), as `jaxnb.NaiveBayes`'s ``discrete``.
       max_bins: elementary bins (quantiles) per numeric column before MODL.
       alpha: Laplace pseudo-count of the interval frequencies.
       n_starts, max_passes: MS(FFWBW) restarts and passes per restart.
@@ -473,17 +476,15 @@ class AveragedNB(_Additive, BaseNB):
         check_real("alpha", self.alpha, 0.0, low_open=True)
         check_int("seed", self.seed, 0)
 
-    def _discrete_mask(self, p):
-        """Boolean mask of the discrete columns: `discrete` is None, a boolean mask of length p or
-        a list of column indices (validated as `jaxnb.NaiveBayes`'s `discrete`)."""
+    def _discrete_mask(self, X_raw, p):
+        """Boolean mask of the discrete columns (validated as `jaxnb.NaiveBayes`'s `discrete`;
+        None is "none"); "auto" reads the column types of the training ``X_raw``."""
         if self.discrete is None:
             return np.zeros(p, bool)
-        if isinstance(self.discrete, str):
-            raise TypeError(
-                f"discrete must be None, a boolean mask or a list of column indices; got "
-                f"discrete={self.discrete!r}"
-            )
-        return FeatureEncoder(discrete=self.discrete)._discrete_mask(None, p)
+        kinds = None
+        if isinstance(self.discrete, str) and self.discrete == "auto":
+            kinds = check_X_2d(X_raw)[1]
+        return FeatureEncoder(discrete=self.discrete)._discrete_mask(kinds, p)
 
     def _check_X(self, X, fit=False):
         # discrete columns are numeric codes here (no label encoding of strings)
@@ -515,7 +516,7 @@ class AveragedNB(_Additive, BaseNB):
     def fit(self, X, y):
         """Discretize, search, average (module docstring)."""
         self._check_hyper()
-        X = self._check_X(X, fit=True)
+        X_raw, X = X, self._check_X(X, fit=True)
         classes, yi = encode_labels(y, X.shape[0])
         if len(classes) < 2:
             raise one_class_error(classes, "a classifier needs at least two classes")
@@ -524,7 +525,7 @@ class AveragedNB(_Additive, BaseNB):
         c = len(classes)
         self.classes_ = classes
         self.n_features_in_ = p
-        self._disc = self._discrete_mask(p)
+        self._disc = self._discrete_mask(X_raw, p)
         empty = [int(i) for i in np.flatnonzero(self._disc) if np.isnan(X[:, i]).all()]
         if empty:  # no category to code: the fit's log term and predict's lookup need one
             raise ValueError(

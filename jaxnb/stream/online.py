@@ -1227,7 +1227,7 @@ def register_methods(register) -> None:
 
     register(
         "ANB",
-        lambda kind: AveragedNB(),
+        lambda kind: AveragedNB(discrete="all" if kind == "discrete" else None),
         "MODL + compression-averaged selective NB (Boullé 2007)",
-        kinds=("continuous",),
+        kinds=("discrete", "continuous", "mixed"),
     )

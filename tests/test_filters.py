@@ -124,6 +124,54 @@ def test_information_matrices_match_reference(seed):
     assert abs(lhs - rhs) < 1e-10
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+def test_pair_measures_from_sorted_rows_match_reference(seed):
+    # the path for columns with many states: entropies of each pair's sorted rows
+    states = (2, 3, 4, 3)
+    codes, y, w = _data(seed, states=states)
+    w[::7] = 0.0  # zero-weight rows count for nothing
+    rel, red, cred, crel, ent = F._information_sorted(jnp.asarray(codes), jnp.asarray(y), 3, w)
+    q = len(states)
+    for i, k in itertools.product(range(q), range(q)):
+        both = (codes[:, i] >= 0) & (codes[:, k] >= 0)
+        a, b, c, ww = codes[both, i], codes[both, k], y[both], w[both]
+        assert float(red[i, k]) == pytest.approx(_ref_mi(a, b, ww, states[i], states[k]), abs=1e-12)
+        ref = _ref_cmi(a, b, c, ww, states[i], states[k], 3)
+        assert float(cred[i, k]) == pytest.approx(ref, abs=1e-12)
+        ref = 0.0 if i == k else _ref_cmi_class_given(a, c, b, ww, states[i], 3, states[k])
+        assert float(crel[i, k]) == pytest.approx(ref, abs=1e-12)
+    dense = F.information_matrices(codes, y, states, 3, w)
+    np.testing.assert_allclose(rel, dense.relevance, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ent, dense.entropy, rtol=1e-12)
+    # differentiable in the weights, with the dense path's gradient (at rows of positive weight:
+    # at 0, a cell emptied by the row makes -p log p non-differentiable)
+    g_sorted = jax.grad(lambda v: jnp.sum(F._information_sorted(codes, y, 3, v)[3]))(w)
+    g_dense = jax.grad(lambda v: jnp.sum(F.information_matrices(codes, y, states, 3, v)[3]))(w)
+    pos = w > 0
+    assert np.abs(np.asarray(g_dense)[pos]).max() > 1e-3
+    np.testing.assert_allclose(np.asarray(g_sorted)[pos], np.asarray(g_dense)[pos], atol=1e-12)
+
+
+def test_a_column_with_many_states_does_not_build_the_dense_pair_tensor():
+    # 31 columns, one with 600 states (an identifier), 8 classes: the dense joint tensor would
+    # hold 31^2 * 600^2 * 8 = 2.8e9 entries; the sorted path agrees with the dense one on the
+    # other columns, whose own tensor is small
+    assert not F._dense_pairs(31, 600, 8) and F._dense_pairs(20, 3, 2)
+    codes, y, w = _data(11, n=600, states=(2, 3, 4, 3) * 7 + (5, 2), n_classes=8)
+    ident = np.arange(600, dtype=np.int32)[:, None]
+    states = (600,) + (2, 3, 4, 3) * 7 + (5, 2)
+    big = F.information_matrices(np.concatenate([ident, codes], 1), y, states, 8, w)
+    small = F.information_matrices(codes, y, states[1:], 8, w)
+    for u, v in zip(big[:4], small[:4], strict=True):
+        v = np.asarray(v)
+        np.testing.assert_allclose(np.asarray(u)[1:, 1:] if v.ndim == 2 else u[1:], v, atol=1e-12)
+    assert float(big.relevance[0]) == pytest.approx(float(big.class_entropy), rel=1e-12)
+    share = w / w.sum()  # one row per state
+    assert float(big.entropy[0]) == pytest.approx(-np.sum(share * np.log(share)), rel=1e-12)
+    red = F.pairwise_mutual_information_discrete(np.concatenate([ident, codes], 1), states, w)
+    np.testing.assert_allclose(red[1:, 1:], small.redundancy, atol=1e-12)
+
+
 def test_weight_two_equals_duplicated_rows_and_grad():
     codes, y, w = _data(5, missing=False)
     states = (2, 3, 4, 3)

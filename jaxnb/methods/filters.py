@@ -249,6 +249,75 @@ def mutual_information_discrete(codes, y, n_states, n_classes: int, weight=None)
     return jnp.maximum(mi, 0.0)  # MI >= 0; rounding may leave -1e-17
 
 
+# Above this many entries, the (q, M, q, M, c) joint count tensor of the pair measures is not built
+# (one column with many states, e.g. an identifier or a country, makes it q^2 M^2 c: 29 columns,
+# one of 194 states and 8 classes are 253 million entries); the pair measures then come from
+# entropies of each pair's rows, sorted (`_information_sorted`): O(q^2 n log n) work and O(q n)
+# memory. Below it, one matrix product over all pairs is faster, so the usual problems keep it.
+_DENSE_PAIR_MAX = 1 << 24
+
+
+def _dense_pairs(q: int, m: int, c: int) -> bool:
+    """Whether the pair measures of q predictors of at most m states and c classes use the dense
+    joint count tensor (see `_DENSE_PAIR_MAX`)."""
+    return q * q * m * m * c <= _DENSE_PAIR_MAX
+
+
+def _run_entropies(keys, ws, total):
+    """Entropies (nats) of the weight of the distinct key prefixes of lexicographically sorted
+    ``keys`` (a list of (n,) arrays) with row weights ``ws``: [H(k0), H(k0, k1), ...]."""
+    n = ws.shape[0]
+    new = jnp.zeros((n,), bool).at[0].set(True)
+    den = jnp.where(total > 0, total, 1.0)
+    out = []
+    for k in keys:
+        new = new | jnp.concatenate([jnp.ones((1,), bool), k[1:] != k[:-1]])
+        group = jax.ops.segment_sum(ws, jnp.cumsum(new.astype(jnp.int32)) - 1, num_segments=n)
+        out.append(_entropy(group / den, axis=0))
+    return out
+
+
+def _pair_entropies(a, b, y, w, n_classes):
+    """H(A), H(B), H(A,B), H(A,C), H(B,C), H(A,B,C), H(C) of one pair of code columns, on the rows
+    where both are observed (weights ``w``), from three sorts of the rows."""
+    wp = jnp.where((a >= 0) & (b >= 0), w, 0.0)
+    total = jnp.sum(wp)
+    sa, sb, sy, sw = lax.sort((a, b, y, wp), num_keys=3)
+    h_a, h_ab, h_aby = _run_entropies([sa, sb, sy], sw, total)
+    sb, sy, sw = lax.sort((b, y, wp), num_keys=2)
+    h_b, h_by = _run_entropies([sb, sy], sw, total)
+    sa, sy, sw = lax.sort((a, y, wp), num_keys=2)
+    h_ay = _run_entropies([sa, sy], sw, total)[1]
+    class_w = jax.ops.segment_sum(wp, y, num_segments=n_classes)
+    h_y = _entropy(class_w / jnp.where(total > 0, total, 1.0), axis=0)
+    return h_a, h_b, h_ab, h_ay, h_by, h_aby, h_y
+
+
+def _information_sorted(codes, y, n_classes, weight):
+    """(relevance, redundancy, conditional redundancy, conditional relevance, entropy) as in
+    `information_matrices`, from per-pair entropies: I(A;B) = H(A) + H(B) - H(A,B),
+    I(A;B|C) = H(A,C) + H(B,C) - H(A,B,C) - H(C), I(A;C|B) = H(A,B) + H(B,C) - H(A,B,C) - H(B)
+    (each >= 0; rounding below 0 is clipped). One predictor at a time (`lax.map`), all its pairs
+    batched."""
+    codes = codes.astype(jnp.int32)
+    y = y.astype(jnp.int32)
+    w = _default_weight(weight, codes.shape[0], float_dtype())
+
+    def pairs_of(a):
+        return jax.vmap(lambda b: _pair_entropies(a, b, y, w, n_classes), in_axes=1)(codes)
+
+    h_a, h_b, h_ab, h_ay, h_by, h_aby, h_y = lax.map(pairs_of, codes.T)
+    zero = jnp.zeros((), h_a.dtype)
+    red = jnp.maximum(h_a + h_b - h_ab, zero)
+    cond_red = jnp.maximum(h_ay + h_by - h_aby - h_y, zero)
+    cond_rel = jnp.maximum(h_ab + h_by - h_aby - h_b, zero)
+    q = codes.shape[1]
+    cond_rel = cond_rel * (1.0 - jnp.eye(q, dtype=cond_rel.dtype))
+    idx = jnp.arange(q)
+    relevance = jnp.maximum(h_a[idx, idx] + h_y[idx, idx] - h_ay[idx, idx], zero)
+    return relevance, red, cond_red, cond_rel, h_a[idx, idx]
+
+
 def _pair_joint(codes, y, n_states, n_classes, weight) -> jax.Array:
     """Weighted joint counts N(X_i=a, X_k=b, C=c) for all pairs, shape (q, M, q, M, c)."""
     onehot = _onehot_codes(codes, n_states)
@@ -288,7 +357,10 @@ def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> Inf
     - I(X_i; C | X_k) = sum p(a,b,c) log[p(a,b,c) p(b) / (p(a,b) p(b,c))]
 
     The relevance I(X_i; C) is read off the diagonal block k = i (the same rows as
-    `mutual_information_discrete`). Memory is O(q² M² c) for the joint count tensor.
+    `mutual_information_discrete`). Memory is O(q² M² c) for the joint count tensor; where that
+    would exceed 2^24 entries (a column with many states), the same quantities come from
+    entropies of each pair's sorted rows instead (O(q n) memory, O(q² n log n) work; equal up to
+    rounding, and never below 0).
 
     Args:
       codes, y, n_states, n_classes, weight: as in `mutual_information_discrete`.
@@ -300,6 +372,15 @@ def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> Inf
     y = jnp.asarray(y)
     _check_codes(codes, y, n_classes)
     n_states = as_state_tuple(n_states, codes.shape[1])
+    q = codes.shape[1]
+    w = _default_weight(weight, codes.shape[0], float_dtype())
+    class_w = jnp.sum(jax.nn.one_hot(y, n_classes, dtype=w.dtype) * w[:, None], axis=0)
+    class_entropy = _entropy(class_w / jnp.sum(class_w), axis=0)
+    if q and not _dense_pairs(q, max(n_states), n_classes):
+        relevance, red, cond_red, cond_rel, entropy = _information_sorted(
+            codes, y, n_classes, weight
+        )
+        return InformationMatrices(relevance, red, cond_red, cond_rel, entropy, class_entropy)
     joint = _pair_joint(codes, y, n_states, n_classes, weight)  # (q, M, q, M, c)
     total = jnp.sum(joint, axis=(1, 3, 4), keepdims=True)
     p = joint / jnp.where(total > 0, total, 1.0)
@@ -314,7 +395,6 @@ def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> Inf
     cond_red = jnp.sum(_xlogx_ratio(p, p * p_c, p_ac * p_bc), axis=(1, 3, 4))
     cond_rel = jnp.sum(_xlogx_ratio(p, p * p_b, p_ab * p_bc), axis=(1, 3, 4))
 
-    q = codes.shape[1]
     idx = jnp.arange(q)
     diag_ac = p_ac[idx, :, idx, 0, :]  # (q, M, c): p(a, c) on rows where X_i observed
     pa = jnp.sum(diag_ac, axis=2, keepdims=True)
@@ -322,17 +402,13 @@ def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> Inf
     relevance = jnp.sum(_xlogx_ratio(diag_ac, diag_ac, pa * pc), axis=(1, 2))
     entropy = _entropy(pa[:, :, 0], axis=1)
     cond_rel = cond_rel * (1.0 - jnp.eye(q, dtype=cond_rel.dtype))  # exact zero, no rounding
-
-    w = _default_weight(weight, codes.shape[0], p.dtype)
-    class_w = jnp.sum(jax.nn.one_hot(y, n_classes, dtype=p.dtype) * w[:, None], axis=0)
-    class_p = class_w / jnp.sum(class_w)
     return InformationMatrices(
         relevance=relevance,
         redundancy=red,
         conditional_redundancy=cond_red,
         conditional_relevance=cond_rel,
         entropy=entropy,
-        class_entropy=_entropy(class_p, axis=0),
+        class_entropy=class_entropy,
     )
 
 
@@ -356,11 +432,15 @@ def pairwise_mutual_information_discrete(codes, n_states, weight=None) -> jax.Ar
     r"""I(X_i; X_k) between all pairs of discrete predictors, shape (q, q) (mRMR redundancy).
 
     I(X_i; X_k) = sum_{a,b} p(a,b) log[p(a,b) / (p(a) p(b))] on the rows where both are observed;
-    one contraction `einsum('nia,nkb->iakb')`. The diagonal is H(X_i).
+    one contraction `einsum('nia,nkb->iakb')` (above 2^24 entries, per-pair sorted entropies, as
+    in `information_matrices`). The diagonal is H(X_i).
     """
     codes = jnp.asarray(codes)
     _check_codes(codes, None, None)
     n_states = as_state_tuple(n_states, codes.shape[1])
+    if codes.shape[1] and not _dense_pairs(codes.shape[1], max(n_states), 1):
+        zeros = jnp.zeros((codes.shape[0],), jnp.int32)  # one class: the pair entropies only
+        return _information_sorted(codes, zeros, 1, weight)[1]
     onehot = _onehot_codes(codes, n_states)
     w = _default_weight(weight, codes.shape[0], onehot.dtype)
     joint = einsum("nia,nkb->iakb", onehot * w[:, None, None], onehot)

@@ -377,10 +377,16 @@ def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> Inf
     class_w = jnp.sum(jax.nn.one_hot(y, n_classes, dtype=w.dtype) * w[:, None], axis=0)
     class_entropy = _entropy(class_w / jnp.sum(class_w), axis=0)
     if q and not _dense_pairs(q, max(n_states), n_classes):
-        relevance, red, cond_red, cond_rel, entropy = _information_sorted(
-            codes, y, n_classes, weight
-        )
-        return InformationMatrices(relevance, red, cond_red, cond_rel, entropy, class_entropy)
+        parts = _information_sorted(codes, y, n_classes, weight)
+    else:
+        parts = _information_dense(codes, y, n_states, n_classes, weight)
+    return InformationMatrices(*parts, class_entropy)
+
+
+def _information_dense(codes, y, n_states, n_classes, weight):
+    """(relevance, redundancy, conditional redundancy, conditional relevance, entropy) of
+    `information_matrices` from the (q, M, q, M, c) joint count tensor."""
+    q = codes.shape[1]
     joint = _pair_joint(codes, y, n_states, n_classes, weight)  # (q, M, q, M, c)
     total = jnp.sum(joint, axis=(1, 3, 4), keepdims=True)
     p = joint / jnp.where(total > 0, total, 1.0)
@@ -402,14 +408,7 @@ def information_matrices(codes, y, n_states, n_classes: int, weight=None) -> Inf
     relevance = jnp.sum(_xlogx_ratio(diag_ac, diag_ac, pa * pc), axis=(1, 2))
     entropy = _entropy(pa[:, :, 0], axis=1)
     cond_rel = cond_rel * (1.0 - jnp.eye(q, dtype=cond_rel.dtype))  # exact zero, no rounding
-    return InformationMatrices(
-        relevance=relevance,
-        redundancy=red,
-        conditional_redundancy=cond_red,
-        conditional_relevance=cond_rel,
-        entropy=entropy,
-        class_entropy=class_entropy,
-    )
+    return relevance, red, cond_red, cond_rel, entropy
 
 
 @jit_entry("n_states", "n_classes", check=_eager_check)

@@ -126,11 +126,14 @@ def test_compare_on_missing_cells_says_what_to_do(csv_path, capsys):
     assert rc == 2
     assert "has 2 missing cells in colour, weight; pass --missing ignore" in err
     # with it: the methods without missing-value support are reported as such, not run
-    rc = main(["compare", "--data", str(csv_path), "--methods", "NB,CFS+NB", "--missing", "ignore"])
+    rc = main(
+        ["compare", "--data", str(csv_path), "--methods", "NB,CFS+NB,ANB", "--missing", "ignore"]
+    )
     out, _ = capsys.readouterr()
     assert rc == 0  # some method ran
     assert "not run: CFS+NB" in out and "does not handle missing values" in out
     assert [r for r in _table_rows(out) if "NB" in r and "CFS+NB" not in r]
+    assert [r for r in _table_rows(out) if "ANB" in r]  # ANB drops missing terms too
 
 
 def test_compare_embedded_and_argument_errors(capsys):

@@ -161,6 +161,23 @@ def test_anb_auto_discrete_reads_a_data_frames_column_types():
     np.testing.assert_array_equal(e.predict_proba(frame), a.predict_proba(X))
 
 
+def test_anb_missing_values_are_dropped_terms_or_an_error_on_request():
+    X, y = _data()
+    Xm = X.copy()
+    Xm[3, 1] = np.nan
+    m = _small_anb(mode="nb").fit(Xm, y)  # default "ignore": the NaN's term is left out
+    full = m.predict_joint_log_proba(X[3:4])
+    part = m.predict_joint_log_proba(Xm[3:4])
+    np.testing.assert_allclose(full - part, m.explain(X[3:4])[:, 1], rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match=r"missing values \(NaN\) in columns \[1\]; pass "):
+        _small_anb(missing="error").fit(Xm, y)
+    strict = _small_anb(missing="error").fit(X, y)
+    with pytest.raises(ValueError, match="missing='ignore' to drop those terms"):
+        strict.predict(Xm)
+    with pytest.raises(ValueError, match="missing must be one of"):
+        _small_anb(missing="drop").fit(X, y)
+
+
 @pytest.mark.parametrize("seed", ["a", -1, 1.5, None, True])
 def test_anb_seed_raises(seed):
     X, y = _data()

@@ -438,6 +438,9 @@ class AveragedNB(_Additive, BaseNB):
       n_starts, max_passes: MS(FFWBW) restarts and passes per restart.
       seed: seed of the random visit orders.
       grouping: "none" (discrete columns keep their categories) or "modl" (MODL value grouping).
+      missing: "ignore" (the default, as in Khiops: a NaN drops that predictor's term, in training
+        and prediction; exact marginalization under NB) or "error" (a NaN in X is a ValueError,
+        the default of the other estimators).
 
     Attributes:
       weights_ `(p,)` in [0, 1]; selected_ (indices of the MAP model); cuts_ (per column, None for
@@ -456,9 +459,11 @@ class AveragedNB(_Additive, BaseNB):
         max_passes=10,
         seed=0,
         grouping="none",
+        missing="ignore",
     ):
         self.mode = mode
         self.grouping = grouping
+        self.missing = missing
         self.discrete = discrete
         self.max_bins = max_bins
         self.alpha = alpha
@@ -469,6 +474,7 @@ class AveragedNB(_Additive, BaseNB):
     def _check_hyper(self):
         check_choice("mode", self.mode, MODES)
         check_choice("grouping", self.grouping, GROUPINGS)
+        check_choice("missing", self.missing, ("error", "ignore"))
         for name in ("max_bins", "n_starts", "max_passes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -496,6 +502,13 @@ class AveragedNB(_Additive, BaseNB):
         X = np.asarray(X, dtype=np.float64)  # no copy when already float64
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
+        if getattr(self, "missing", "ignore") == "error":  # models pickled before it existed
+            cols = np.flatnonzero(np.isnan(X).any(axis=0))
+            if cols.size:
+                raise ValueError(
+                    f"X has missing values (NaN) in columns {cols.tolist()}; pass "
+                    "missing='ignore' to drop those terms, or impute them"
+                )
         if not fit and X.shape[1] != self.n_features_in_:
             raise feature_count_error(X.shape[1], self.n_features_in_, type(self).__name__)
         return X

@@ -161,6 +161,23 @@ def test_anb_auto_discrete_reads_a_data_frames_column_types():
     np.testing.assert_array_equal(e.predict_proba(frame), a.predict_proba(X))
 
 
+@pytest.mark.parametrize("make", [OnlineNB, OnlineWeightedNB])
+def test_online_missing_values_are_left_out_or_an_error_on_request(make):
+    X, y = _data()
+    Xm = X.copy()
+    Xm[3, 1] = np.nan
+    assert np.isfinite(make().fit(Xm, y).predict_proba(Xm)).all()  # default "ignore"
+    with pytest.raises(ValueError, match=r"missing values \(NaN\) in columns \[1\]; pass "):
+        make(missing="error").fit(Xm, y)
+    strict = make(missing="error").fit(X, y)
+    with pytest.raises(ValueError, match="missing='ignore' to leave them out"):
+        strict.partial_fit(Xm, y)
+    with pytest.raises(ValueError, match="missing='ignore' to leave them out"):
+        strict.predict_proba(Xm)
+    with pytest.raises(ValueError, match="missing must be one of"):
+        make(missing="drop").fit(X, y)
+
+
 def test_anb_missing_values_are_dropped_terms_or_an_error_on_request():
     X, y = _data()
     Xm = X.copy()

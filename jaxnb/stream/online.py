@@ -852,6 +852,9 @@ class OnlineWeightedNB(_Additive, BaseNB):
       prior_smoothing: pseudo-count of the streamed class prior (0: empirical frequencies).
       warmup: SGD starts once every class has this many examples.
       init_weight: initial w_ik (1: start from NB).
+      missing: "ignore" (the default: a NaN is a missing value, left out of the summaries and
+        contributing 0, as above) or "error" (a NaN in X is a ValueError, the default of the batch
+        estimators).
 
     Attributes:
       state_: `OnlineState`; weights_ `(p, c)`; bias_ `(c,)`; classes_; n_seen_.
@@ -875,6 +878,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
         prior_smoothing=1.0,
         warmup=10,
         init_weight=1.0,
+        missing="ignore",
     ):
         self.summary = summary
         self.learning_rate = learning_rate
@@ -890,6 +894,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
         self.prior_smoothing = prior_smoothing
         self.warmup = warmup
         self.init_weight = init_weight
+        self.missing = missing
 
     # ------------------------------------------------------------------ validation
     def _check_hyper(self):
@@ -912,6 +917,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
         for name in ("var_smoothing", "prior_smoothing"):
             check_real(name, getattr(self, name), 0.0)
         check_real("smoothing", self.smoothing, 0.0, low_open=True)
+        check_choice("missing", self.missing, ("error", "ignore"))
         chunk = self._chunk()
         if chunk % self.batch_size:
             raise ValueError(
@@ -953,6 +959,13 @@ class OnlineWeightedNB(_Additive, BaseNB):
         X = _numeric_X(X, "online NB summarizes numeric predictors")
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
+        if getattr(self, "missing", "ignore") == "error":  # models pickled before it existed
+            cols = np.flatnonzero(np.isnan(X).any(axis=0))
+            if cols.size:
+                raise ValueError(
+                    f"X has missing values (NaN) in columns {cols.tolist()}; pass "
+                    "missing='ignore' to leave them out, or impute them"
+                )
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
             raise feature_count_error(X.shape[1], self.n_features_in_, type(self).__name__)
         dtype = float_dtype()
@@ -1184,6 +1197,7 @@ class OnlineNB(OnlineWeightedNB):
         var_smoothing=1e-9,
         smoothing=1.0,
         prior_smoothing=1.0,
+        missing="ignore",
     ):
         super().__init__(
             summary=summary,
@@ -1194,6 +1208,7 @@ class OnlineNB(OnlineWeightedNB):
             var_smoothing=var_smoothing,
             smoothing=smoothing,
             prior_smoothing=prior_smoothing,
+            missing=missing,
         )
 
     def _chunk(self, test: bool = False):

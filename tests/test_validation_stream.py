@@ -195,6 +195,23 @@ def test_anb_missing_values_are_dropped_terms_or_an_error_on_request():
         _small_anb(missing="drop").fit(X, y)
 
 
+def test_anb_unseen_categories_drop_their_term_or_are_an_error_on_request():
+    X, y = _data()
+    X[:, 0] = np.arange(len(X)) % 3
+    Xu = X.copy()
+    Xu[5, 0] = 7.0
+    m = _small_anb(mode="nb", discrete=[0]).fit(X, y)
+    part = m.predict_joint_log_proba(Xu[5:6])  # default "ignore": the term is dropped
+    full = m.predict_joint_log_proba(X[5:6])
+    np.testing.assert_allclose(full - part, m.explain(X[5:6])[:, 0], rtol=1e-6, atol=1e-6)
+    strict = _small_anb(mode="nb", discrete=[0], unseen="error").fit(X, y)
+    np.testing.assert_array_equal(strict.predict_proba(X), m.predict_proba(X))
+    with pytest.raises(ValueError, match=r"column 0 has a category never seen in training \(7\)"):
+        strict.predict(Xu)
+    with pytest.raises(ValueError, match="unseen must be one of"):
+        _small_anb(unseen="drop").fit(X, y)
+
+
 @pytest.mark.parametrize("seed", ["a", -1, 1.5, None, True])
 def test_anb_seed_raises(seed):
     X, y = _data()

@@ -441,6 +441,9 @@ class AveragedNB(_Additive, BaseNB):
       missing: "ignore" (the default, as in Khiops: a NaN drops that predictor's term, in training
         and prediction; exact marginalization under NB) or "error" (a NaN in X is a ValueError,
         the default of the other estimators).
+      unseen: "ignore" (the default: a category of a discrete column never seen in training drops
+        that term at prediction, a uniform likelihood) or "error" (a ValueError, the default of
+        the other estimators).
 
     Attributes:
       weights_ `(p,)` in [0, 1]; selected_ (indices of the MAP model); cuts_ (per column, None for
@@ -460,10 +463,12 @@ class AveragedNB(_Additive, BaseNB):
         seed=0,
         grouping="none",
         missing="ignore",
+        unseen="ignore",
     ):
         self.mode = mode
         self.grouping = grouping
         self.missing = missing
+        self.unseen = unseen
         self.discrete = discrete
         self.max_bins = max_bins
         self.alpha = alpha
@@ -475,6 +480,7 @@ class AveragedNB(_Additive, BaseNB):
         check_choice("mode", self.mode, MODES)
         check_choice("grouping", self.grouping, GROUPINGS)
         check_choice("missing", self.missing, ("error", "ignore"))
+        check_choice("unseen", self.unseen, ("error", "ignore"))
         for name in ("max_bins", "n_starts", "max_passes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -521,6 +527,13 @@ class AveragedNB(_Additive, BaseNB):
                 pos = np.searchsorted(cats, X[:, i])
                 pos = np.minimum(pos, len(cats) - 1)
                 hit = (cats[pos] == X[:, i]) & ~np.isnan(X[:, i])
+                new = ~hit & ~np.isnan(X[:, i])
+                if new.any() and getattr(self, "unseen", "ignore") == "error":
+                    raise ValueError(
+                        f"column {i} has a category never seen in training "
+                        f"({X[np.argmax(new), i]:g}); pass unseen='ignore' to drop that term "
+                        "(uniform likelihood), or refit with it"
+                    )
                 codes[:, i] = np.where(hit, self.groups_[i][pos], -1)
             else:
                 codes[:, i] = apply_cuts(X[:, i], self.cuts_[i])

@@ -209,6 +209,40 @@ def test_discrete_tan_cpts_and_log_joint_match_reference():
     np.testing.assert_allclose(contrib[1, 2], params.log_marginal[2, miss[1, 2]], rtol=1e-12)
 
 
+def test_discrete_tan_with_a_many_state_column_scatters_the_same_counts():
+    rng = np.random.default_rng(8)
+    n, c, alpha = 300, 2, 0.5
+    states = (2, 3, 900)  # 3 * 900^2 * 2 CPT entries: above the contraction's limit
+    assert 3 * 900 * 900 * c > S._DENSE_CPT_MAX
+    y = rng.integers(0, c, n).astype(np.int32)
+    x0 = (y + rng.integers(0, 2, n)) % 2
+    x1 = (x0 + rng.integers(0, 2, n)) % 3
+    x2 = (x1 * 300 + rng.integers(0, 300, n)) % 900
+    codes = np.stack([x0, x1, x2], 1).astype(np.int32)
+    w = rng.uniform(0.5, 2, n)
+    parent = np.array([-1, 0, 1], np.int32)
+    cpt = np.exp(np.asarray(S.fit_discrete_tan(codes, y, parent, states, c, w, alpha).log_cpt))
+    for i, par in enumerate(parent):
+        for k in range(c):
+            for b in range(states[par] if par >= 0 else 1):
+                sel = (y == k) & ((codes[:, par] == b) if par >= 0 else True)
+                counts = np.bincount(codes[sel, i], weights=w[sel], minlength=states[i])
+                ref = (counts + alpha) / (counts.sum() + alpha * states[i])
+                np.testing.assert_allclose(cpt[i, : states[i], b, k], ref, rtol=1e-12)
+    # both count builders, with missing children and parents (a root's parent code is 0)
+    codes[rng.random(codes.shape) < 0.1] = -1
+    par_codes = np.where(parent[None, :] >= 0, codes[:, np.clip(parent, 0, None)], 0)
+    wy = jax.nn.one_hot(y, c) * w[:, None]
+    onehot = jax.nn.one_hot(codes[:, :2], 3)
+    par_oh = jax.nn.one_hot(par_codes[:, :2], 3)
+    dense = S._tan_counts_dense(onehot, par_oh, wy)
+    scattered = S._tan_counts_scatter(
+        jnp.asarray(codes[:, :2]), jnp.asarray(par_codes[:, :2]), wy, 3
+    )
+    np.testing.assert_allclose(scattered, dense, rtol=1e-12, atol=1e-12)
+    assert float(jnp.sum(dense)) > 0
+
+
 # --------------------------------------------------------------------------------------------------
 # Gaussian semi-naive Bayes
 # --------------------------------------------------------------------------------------------------

@@ -170,6 +170,9 @@ def test_a_column_with_many_states_does_not_build_the_dense_pair_tensor():
     assert float(big.entropy[0]) == pytest.approx(-np.sum(share * np.log(share)), rel=1e-12)
     red = F.pairwise_mutual_information_discrete(np.concatenate([ident, codes], 1), states, w)
     np.testing.assert_allclose(red[1:, 1:], small.redundancy, atol=1e-12)
+    # no rows at all: zeros, as on the dense path (an IndexError before)
+    none = F.information_matrices(np.zeros((0, 31), np.int32), np.zeros(0, np.int32), states, 8)
+    assert all(np.all(np.asarray(a) == 0) for a in none[:5])
 
 
 def test_weight_two_equals_duplicated_rows_and_grad():

@@ -267,6 +267,8 @@ def _run_entropies(keys, ws, total):
     """Entropies (nats) of the weight of the distinct key prefixes of lexicographically sorted
     ``keys`` (a list of (n,) arrays) with row weights ``ws``: [H(k0), H(k0, k1), ...]."""
     n = ws.shape[0]
+    if n == 0:  # no rows: every entropy is 0, as on the dense path
+        return [jnp.zeros((), ws.dtype) for _ in keys]
     new = jnp.zeros((n,), bool).at[0].set(True)
     den = jnp.where(total > 0, total, 1.0)
     out = []

@@ -75,7 +75,7 @@ from ..discretize import (
 )
 from ..estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _row_bucket
 from ..exceptions import NotFittedError
-from .online import _numeric_X
+from .online import _numeric_X, _refuse_missing
 
 __all__ = [
     "AveragedNB",
@@ -491,12 +491,9 @@ class AveragedNB(_Additive, BaseNB):
     def _discrete_mask(self, X_raw, p):
         """Boolean mask of the discrete columns (validated as `jaxnb.NaiveBayes`'s `discrete`;
         None is "none"); "auto" reads the column types of the training ``X_raw``."""
-        if self.discrete is None:
-            return np.zeros(p, bool)
-        kinds = None
-        if isinstance(self.discrete, str) and self.discrete == "auto":
-            kinds = check_X_2d(X_raw)[1]
-        return FeatureEncoder(discrete=self.discrete)._discrete_mask(kinds, p)
+        discrete = "none" if self.discrete is None else self.discrete
+        kinds = check_X_2d(X_raw)[1] if isinstance(discrete, str) and discrete == "auto" else None
+        return FeatureEncoder(discrete=discrete)._discrete_mask(kinds, p)
 
     def _check_X(self, X, fit=False):
         # discrete columns are numeric codes here (no label encoding of strings)
@@ -508,13 +505,7 @@ class AveragedNB(_Additive, BaseNB):
         X = np.asarray(X, dtype=np.float64)  # no copy when already float64
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
-        if getattr(self, "missing", "ignore") == "error":  # models pickled before it existed
-            cols = np.flatnonzero(np.isnan(X).any(axis=0))
-            if cols.size:
-                raise ValueError(
-                    f"X has missing values (NaN) in columns {cols.tolist()}; pass "
-                    "missing='ignore' to drop those terms, or impute them"
-                )
+        _refuse_missing(self, X, "drop those terms")
         if not fit and X.shape[1] != self.n_features_in_:
             raise feature_count_error(X.shape[1], self.n_features_in_, type(self).__name__)
         return X

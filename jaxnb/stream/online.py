@@ -815,6 +815,20 @@ def _numeric_X(X, why):
     return np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
 
 
+def _refuse_missing(estimator, X, fix):
+    """With the estimator's ``missing="error"``, a NaN in the numeric ``X`` is a ValueError naming
+    its columns and the fix (``missing='ignore'`` to ``fix``); models pickled before the
+    parameter existed read as "ignore"."""
+    if getattr(estimator, "missing", "ignore") != "error":
+        return
+    cols = np.flatnonzero(np.isnan(X).any(axis=0))
+    if cols.size:
+        raise ValueError(
+            f"X has missing values (NaN) in columns {cols.tolist()}; pass missing='ignore' to "
+            f"{fix}, or impute them"
+        )
+
+
 # the default optimizer's state layout (plain SGD keeps none); its rate is not used: the plain
 # SGD step takes the estimator's learning rate as a traced argument (`OnlineConfig.plain_sgd`).
 # By name, so a fitted estimator's config pickles (optax's own sgd is a closure)
@@ -959,13 +973,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
         X = _numeric_X(X, "online NB summarizes numeric predictors")
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
-        if getattr(self, "missing", "ignore") == "error":  # models pickled before it existed
-            cols = np.flatnonzero(np.isnan(X).any(axis=0))
-            if cols.size:
-                raise ValueError(
-                    f"X has missing values (NaN) in columns {cols.tolist()}; pass "
-                    "missing='ignore' to leave them out, or impute them"
-                )
+        _refuse_missing(self, X, "leave them out")
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
             raise feature_count_error(X.shape[1], self.n_features_in_, type(self).__name__)
         dtype = float_dtype()

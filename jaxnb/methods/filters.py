@@ -284,6 +284,12 @@ def _pair_entropies(a, b, y, w, n_classes):
     where both are observed (weights ``w``), from three sorts of the rows."""
     wp = jnp.where((a >= 0) & (b >= 0), w, 0.0)
     total = jnp.sum(wp)
+    if n_classes == 1:  # no class (mRMR's redundancy): two sorts give H(A), H(A,B) and H(B)
+        sa, sb, sw = lax.sort((a, b, wp), num_keys=2)
+        h_a, h_ab = _run_entropies([sa, sb], sw, total)
+        sb, sw = lax.sort((b, wp), num_keys=1)
+        (h_b,) = _run_entropies([sb], sw, total)
+        return h_a, h_b, h_ab, h_a, h_b, h_ab, jnp.zeros((), h_a.dtype)
     sa, sb, sy, sw = lax.sort((a, b, y, wp), num_keys=3)
     h_a, h_ab, h_aby = _run_entropies([sa, sb, sy], sw, total)
     sb, sy, sw = lax.sort((b, y, wp), num_keys=2)

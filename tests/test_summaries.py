@@ -62,13 +62,59 @@ def test_gaussian_log_prob_matches_scipy():
     s = GaussianSummary.init(2, 2).update(x, y)
     q = rng.normal(size=(5, 2))
     lp = np.asarray(s.log_prob(q))
+    lp0 = np.asarray(s.log_prob(q, var_smoothing=0.0))
     for j in range(2):
         for i in range(2):
             xv = x[y == j, i]
             ref = stats.norm.logpdf(q[:, i], xv.mean(), xv.std())
-            np.testing.assert_allclose(lp[:, i, j], ref, rtol=1e-10)
+            np.testing.assert_allclose(lp0[:, i, j], ref, rtol=1e-12)
+            var = xv.var() + 1e-9 * x[:, i].var()  # NaiveBayes' floor: relative to the column
+            ref = stats.norm.logpdf(q[:, i], xv.mean(), np.sqrt(var))
+            np.testing.assert_allclose(lp[:, i, j], ref, rtol=1e-12)
     cuts, counts = s.bins(20)
     np.testing.assert_allclose(np.asarray(counts.sum(axis=1)), np.asarray(s.count.T), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1.0, 1e6])
+def test_gaussian_log_prob_keeps_small_unit_columns_and_equals_naive_bayes(scale):
+    """The variance floor is relative (var_smoothing x the column's pooled variance), as in
+    NaiveBayes and OnlineNB: an absolute floor of 1e-9 (the default until 2026-11-29) swamped a
+    column in micro-units (variance ~1e-12) and left its classes almost indistinguishable. A
+    class not seen yet scores with the pooled mean and variance (it had mean 0 and variance
+    1e-9), and rescaling a column only shifts its log densities by -log(scale)."""
+    from jaxnb import NaiveBayes
+    from jaxnb.stream.online import log_contributions
+    from jaxnb.stream.summaries import log_prob_gaussian
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 400)
+    x = (rng.normal(size=(400, 2)) + np.c_[y, -y]) * scale
+    q = x[:7]
+    s = GaussianSummary.init(3, 2).update(x, y)  # class 2 never seen
+    lp = np.asarray(s.log_prob(q))
+    nb = NaiveBayes(discrete="none").fit(x, y)
+    joint = lp[:, :, :2].sum(1) + np.log(np.bincount(y) / 400)
+    post = np.exp(joint - joint.max(1, keepdims=True))
+    np.testing.assert_allclose(post / post.sum(1, keepdims=True), nb.predict_proba(q), rtol=1e-9)
+    # the unseen class: the pooled normal of each column
+    ref = -0.5 * (np.log(2 * np.pi * x.var(0)) + (q - x.mean(0)) ** 2 / x.var(0))
+    np.testing.assert_allclose(lp[:, :, 2], ref, rtol=1e-7)
+    # scale-equivariant: the same densities as the unit-scale column, shifted by -log(scale)
+    s1 = GaussianSummary.init(3, 2).update(x / scale, y)
+    np.testing.assert_allclose(
+        lp + np.log(scale), np.asarray(s1.log_prob(q / scale)), rtol=1e-9, atol=1e-9
+    )
+    # one density in the library: OnlineNB's scores and the pure function agree
+    np.testing.assert_allclose(
+        lp, np.asarray(log_contributions(s, None, jnp.asarray(q))), rtol=1e-13
+    )
+    np.testing.assert_allclose(lp, np.asarray(jax.jit(log_prob_gaussian)(s, q, 1e-9)), rtol=1e-13)
+    # an absolute floor still applies on request: every variance raised to 100 * scale**2
+    floored = np.asarray(s.log_prob(q, var_floor=100 * scale**2))
+    for j in range(2):
+        mu = x[y == j].mean(0)
+        ref = -0.5 * (np.log(2 * np.pi * 100 * scale**2) + (q - mu) ** 2 / (100 * scale**2))
+        np.testing.assert_allclose(floored[:, :, j], ref, rtol=1e-9)
 
 
 # ------------------------------------------------------------------------------ GKClass

@@ -89,6 +89,7 @@ from .summaries import (
     GaussianSummary,
     GKClass,
     _count_below,
+    log_prob_gaussian,
     update_cpid,
     update_gaussian,
     update_gkclass,
@@ -181,28 +182,6 @@ def log_prior(summary, prior_smoothing: float = 1.0, counts=None) -> jax.Array:
     return jnp.where(n.sum() + a * n.shape[0] > 0, lp, -jnp.log(jnp.asarray(n.shape[0], lp.dtype)))
 
 
-def _gaussian_log_prob(s: GaussianSummary, values, var_smoothing):
-    count = s.count
-    tot = count.sum(axis=0)
-    safe_tot = jnp.where(tot > 0, tot, 1)
-    pmean = (count * s.mean).sum(axis=0) / safe_tot
-    pm2 = s.m2.sum(axis=0) + (count * (s.mean - pmean[None, :]) ** 2).sum(axis=0)
-    pvar = pm2 / safe_tot
-    has = count > 0
-    var = jnp.where(has, s.m2 / jnp.where(has, count, 1), pvar[None, :])
-    mean = jnp.where(has, s.mean, pmean[None, :])
-    # the floor of `jaxnb.params.fit_mle`: var_smoothing x the pooled variance, or 1 for a
-    # predictor without spread (constant so far), whose tiny variance would swamp every other term
-    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)
-    var = jnp.maximum(var + floor[None, :], jnp.finfo(var.dtype).tiny)  # no absolute scale
-    x = values[:, :, None]
-    out = -0.5 * (_LOG_2PI + jnp.log(var.T)[None] + (x - mean.T[None]) ** 2 / var.T[None])
-    # a predictor with no value seen yet (e.g. all missing so far) carries no information: 0, as a
-    # missing value (its floored variance would give a huge class-independent term that swamps the
-    # other predictors' contributions in floating point)
-    return jnp.where(jnp.isnan(x) | (tot == 0)[None, :, None], 0.0, out)
-
-
 def _level1(summary):
     return summary.bins()
 
@@ -235,7 +214,7 @@ def log_contributions(summary, cuts, values, *, var_smoothing=1e-9, smoothing=1.
     interval (`cuts` `(p, s)`, +inf padded) holding x, a = `smoothing`.
     """
     if isinstance(summary, GaussianSummary):
-        return _gaussian_log_prob(summary, values, var_smoothing)
+        return log_prob_gaussian(summary, values, var_smoothing)
     if cuts is None:
         return summary.log_prob(values, smoothing=smoothing, check_input=False)
     return _second_level_log_prob(summary, cuts, values, smoothing)
@@ -629,8 +608,9 @@ def _class_sum(a):
 
 
 def _gaussian_params(count, mean, m2, var_smoothing):
-    """Effective mean, variance and log-variance `(..., c, p)` of `_gaussian_log_prob`, and
-    whether each predictor has any value yet `(..., 1, p)` (if not, it contributes 0)."""
+    """Effective mean, variance and log-variance `(..., c, p)` of
+    `summaries._effective_gaussian`, and whether each predictor has any value yet `(..., 1, p)`
+    (if not, it contributes 0)."""
     tot = _class_sum(count)
     safe_tot = jnp.where(tot > 0, tot, 1)
     pmean = _class_sum(count * mean) / safe_tot
@@ -639,7 +619,7 @@ def _gaussian_params(count, mean, m2, var_smoothing):
     var = jnp.where(has, m2 / jnp.where(has, count, 1), pvar)
     mu = jnp.where(has, mean, pmean)
     floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)  # as `fit_mle` (see above)
-    var = jnp.maximum(var + floor, jnp.finfo(var.dtype).tiny)  # as `_gaussian_log_prob`
+    var = jnp.maximum(var + floor, jnp.finfo(var.dtype).tiny)  # as `_effective_gaussian`
     return mu, var, jnp.log(var), tot > 0
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "GKClass",
     "GaussianSummary",
     "gk_capacity_for_epsilon",
+    "log_prob_gaussian",
     "merge_gaussian",
     "update_cpid",
     "update_gaussian",
@@ -194,19 +195,40 @@ class GaussianSummary(eqx.Module):
             )
         return merge_gaussian(self, other)
 
-    def log_prob(self, values, *, var_floor: float = 1e-9, check_input: bool = True) -> jax.Array:
-        r"""`(n, p, c)` Gaussian log density log N(x_i; mean_ij, max(var_ij, var_floor)).
+    def log_prob(
+        self,
+        values,
+        *,
+        var_smoothing: float = 1e-9,
+        var_floor: float = 0.0,
+        check_input: bool = True,
+    ) -> jax.Array:
+        r"""`(n, p, c)` Gaussian log density log N(x_i; mean_ij, v_ij) of every predictor i and
+        class j.
 
-        Missing (NaN) values contribute 0. `var_floor` keeps a class with one value (variance 0)
-        finite; a class never seen has mean 0 and variance `var_floor`.
+        v_ij = M2_ij / N_ij + `var_smoothing` · s²_i, with s²_i the pooled variance of predictor
+        i over all classes: the variance floor of `jaxnb.NaiveBayes` and `jaxnb.OnlineNB`,
+        relative to the column's own scale, so a predictor in small units (spread 1e-5, variance
+        1e-10) keeps its variances (an absolute floor of 1e-9, this method's default until
+        2026-11-29, swamped them and flattened the class differences). `var_floor` (default 0)
+        adds an absolute lower bound on v_ij. A class not seen yet uses the pooled mean and
+        variance; a predictor without spread so far (constant) gets the floor 1, as in
+        `NaiveBayes`. Missing (NaN) values, and a predictor with no value seen yet, contribute 0.
+        Equal to `jaxnb.stream.online.log_contributions` (what `OnlineNB` scores with).
         """
         if check_input:
+            check_real("var_smoothing", var_smoothing, low=0)
+            check_real("var_floor", var_floor, low=0)
             values = _check_query(values, self.n_predictors)
             if np.isinf(values).any():  # every class would score -inf: NaN posteriors
                 raise ValueError("values must be finite (NaN marks a missing value); got +/-inf")
-            if not var_floor > 0:
-                raise ValueError(f"var_floor must be > 0; got {var_floor=}")
-        return _log_prob_gaussian(self, jnp.asarray(values, self.mean.dtype), var_floor)
+        dt = self.mean.dtype
+        return _log_prob_gaussian_jit(
+            self,
+            jnp.asarray(values, dt),
+            jnp.asarray(var_smoothing, dt),
+            jnp.asarray(var_floor, dt),
+        )
 
     def bins(self, n_bins: int = 100) -> tuple[jax.Array, jax.Array]:
         r"""Expected per-class counts on an equal-width grid.
@@ -269,14 +291,38 @@ def update_gaussian(state: GaussianSummary, values, y, weight) -> GaussianSummar
     return merge_gaussian(state, batch)
 
 
-@partial(jax.jit, static_argnums=2)
-def _log_prob_gaussian(state: GaussianSummary, values, var_floor):
-    var = jnp.maximum(state.variance, var_floor)  # (c, p)
+def _effective_gaussian(state: GaussianSummary, var_smoothing):
+    """The per-class mean and floored variance `(c, p)` that `GaussianSummary.log_prob` scores
+    with, and whether each predictor has any value yet `(p,)` (see `log_prob`)."""
+    count = state.count
+    tot = count.sum(axis=0)
+    safe_tot = jnp.where(tot > 0, tot, 1)
+    pmean = (count * state.mean).sum(axis=0) / safe_tot
+    pm2 = state.m2.sum(axis=0) + (count * (state.mean - pmean[None, :]) ** 2).sum(axis=0)
+    pvar = pm2 / safe_tot
+    has = count > 0
+    var = jnp.where(has, state.m2 / jnp.where(has, count, 1), pvar[None, :])
+    mean = jnp.where(has, state.mean, pmean[None, :])
+    # the floor of `jaxnb.params.fit_mle`: var_smoothing x the pooled variance, or 1 for a
+    # predictor without spread (constant so far), whose tiny variance would swamp every other term
+    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)
+    var = jnp.maximum(var + floor[None, :], jnp.finfo(var.dtype).tiny)  # no absolute scale
+    return mean, var, tot > 0
+
+
+def log_prob_gaussian(state: GaussianSummary, values, var_smoothing, var_floor=0.0):
+    """`GaussianSummary.log_prob` without the eager checks (pure; jit/vmap/grad-friendly)."""
+    mean, var, seen = _effective_gaussian(state, var_smoothing)
+    var = jnp.maximum(var, var_floor)
     x = values[:, :, None]
-    mu = state.mean.T[None]
-    v = var.T[None]
-    out = -0.5 * (_LOG_2PI + jnp.log(v) + (x - mu) ** 2 / v)
-    return jnp.where(jnp.isnan(x), 0.0, out)
+    out = -0.5 * (_LOG_2PI + jnp.log(var.T)[None] + (x - mean.T[None]) ** 2 / var.T[None])
+    # a predictor with no value seen yet (e.g. all missing so far) carries no information: 0, as a
+    # missing value (its floored variance would give a huge class-independent term that swamps the
+    # other predictors' contributions in floating point)
+    return jnp.where(jnp.isnan(x) | ~seen[None, :, None], 0.0, out)
+
+
+_log_prob_gaussian_jit = jax.jit(log_prob_gaussian)
 
 
 @partial(jax.jit, static_argnums=1)

@@ -596,6 +596,12 @@ class FeatureEncoder:
                         "; if -1 marks missing values, impute them (this estimator has no "
                         "missing='ignore' option)"
                     )
+                if isinstance(self.discrete, str) and self.discrete == "auto":
+                    extra += (
+                        f"; discrete='auto' takes integer columns as category codes: if column "
+                        f"{j} is a quantity, pass it as floats or give discrete a mask or list "
+                        f"without it"
+                    )
                 raise ValueError(
                     f"discrete column {j} has negative code {bad}; codes must lie in "
                     f"[0, n_states){extra}"

@@ -127,6 +127,12 @@ def test_negative_discrete_code():
     X[5, 1] = -2
     with pytest.raises(ValueError, match="discrete column 1 has negative code -2"):
         NaiveBayes().fit(X, y)
+    # under discrete='auto' the integer column may be a quantity: the error says how to mark it
+    hint = r"discrete='auto' takes integer columns as category codes: if column 1 is a quantity"
+    with pytest.raises(ValueError, match=hint):
+        NaiveBayes().fit(X, y)
+    with pytest.raises(ValueError, match=r"negative code -2; codes must.* as -1\)$"):
+        NaiveBayes(discrete=[0, 1]).fit(X, y)  # declared discrete: no such hint
     X[5, 1] = -1  # -1 is a missing value only with missing="ignore"
     with pytest.raises(ValueError, match=r"negative code -1.*missing='ignore'"):
         NaiveBayes().fit(X, y)

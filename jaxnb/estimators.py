@@ -59,6 +59,34 @@ _merge = jax.jit(merge)
 _IMPORTANCE_ROWS = 2048
 
 
+def _reservoir(filled: int, seen: int, n: int, size: int = _IMPORTANCE_ROWS):
+    """Which rows of a batch of ``n`` enter a uniform sample of ``size`` rows that holds
+    ``filled`` rows after ``seen`` rows of the stream (reservoir sampling, Vitter's algorithm R:
+    the first rows fill it, then row t replaces a uniform slot with probability size / (t + 1)).
+
+    Returns ``(take, rows, slots)``: the first ``take`` rows are appended; row ``rows[k]`` of the
+    batch then replaces slot ``slots[k]`` (each slot at most once: the later row wins, as row by
+    row). The draw is seeded by (``seen``, ``n``): the same stream, batched the same way, keeps
+    the same rows. The acceptances are drawn by thinning (candidates at the batch's first, largest
+    rate, each kept with its own rate over it), so a batch costs O(accepted rows), not O(n)."""
+    room = max(size - filled, 0)
+    take = min(room, n)
+    none = np.zeros(0, np.int64)
+    if n <= room:
+        return take, none, none
+    rng = np.random.default_rng([seen, n])
+    m, a = n - room, seen + room  # rows left after filling, and the stream position of the first
+    top = size / (a + 1)
+    k = int(rng.binomial(m, min(top, 1.0)))
+    pos = np.sort(rng.choice(m, size=k, replace=False)).astype(np.int64)
+    pos = pos[rng.random(k) < (a + 1) / (a + 1 + pos)]  # rate size / (t + 1) at t = a + pos
+    slot = rng.integers(0, size, pos.size)
+    if pos.size:
+        last = np.unique(slot[::-1], return_index=True)[1]  # a slot hit twice: the later row
+        pos, slot = pos[::-1][last], slot[::-1][last]
+    return take, pos + room, slot
+
+
 def _device(a):
     """NumPy -> JAX without a second copy of the data.
 
@@ -534,16 +562,34 @@ class _Additive:
         return codes, values, y_enc, w
 
     def _keep_sample(self, codes, values, *, more=False):
-        """Keep the first `_IMPORTANCE_ROWS` training rows; ``more``: a later batch of the same
-        fit (``partial_fit``), whose rows fill the sample up to that size. Pieces are joined when
-        the importances are asked for, so a row-by-row stream costs O(rows), not O(rows²)."""
+        """Keep up to `_IMPORTANCE_ROWS` training rows, spread over the whole training set.
+
+        A fit's rows (``more=False``): all of them, or that many evenly spaced ones (rows
+        floor(k n / R)), so a file sorted by class is sampled across its classes (the first
+        rows of such a file are one class). Later batches of the same fit (``more``, from
+        ``partial_fit``) first fill the sample up, then enter it by reservoir sampling (row t
+        replaces a uniform slot with probability R / (t + 1)), with a generator seeded by the
+        rows seen so far: the sample stays a uniform one of every row streamed, the same for the
+        same stream. Pieces are joined once, so a row-by-row stream costs O(rows), not
+        O(rows²)."""
+        n = codes.shape[0]
         if not more or not hasattr(self, "_sample_rows"):
-            self._sample_pieces, self._sample_rows = [], 0
-        room = _IMPORTANCE_ROWS - self._sample_rows
-        if room > 0:
+            if n > _IMPORTANCE_ROWS:
+                pick = np.arange(_IMPORTANCE_ROWS) * n // _IMPORTANCE_ROWS
+                codes, values = codes[pick], values[pick]
             # copies: a view would keep the whole encoded data set alive
-            self._sample_pieces.append((codes[:room].copy(), values[:room].copy()))
-            self._sample_rows += min(room, codes.shape[0])
+            self._sample_pieces = [(codes.copy(), values.copy())]
+            self._sample_rows, self._sample_seen = min(n, _IMPORTANCE_ROWS), n
+            return
+        seen = getattr(self, "_sample_seen", self._sample_rows)
+        take, rows, slots = _reservoir(self._sample_rows, seen, n)
+        if take:
+            self._sample_pieces.append((codes[:take].copy(), values[:take].copy()))
+            self._sample_rows += take
+        if rows.size:
+            buf_codes, buf_values = self._sample()
+            buf_codes[slots], buf_values[slots] = codes[rows], values[rows]
+        self._sample_seen = seen + n
 
     def _sample(self):
         """The kept training rows as one (codes, values) pair."""
@@ -557,8 +603,10 @@ class _Additive:
         r"""Mean spread of each predictor's term across classes, normalized to sum 1 (p,).
 
         importance_i ∝ mean_r [max_j E[r,i,j] − min_j E[r,i,j]], E the model's own additive terms
-        (`explain`) on (up to) the first 2048 training rows (with ``partial_fit``, the first 2048
-        rows of all its batches): how far predictor i can move any log-odds in this model. A
+        (`explain`) on the training rows, at most 2048 of them: evenly spaced over a fit's rows,
+        a uniform (reservoir) sample of every batch with ``partial_fit`` (a fixed, seeded draw:
+        the same stream gives the same importances): how far predictor i can move any log-odds
+        in this model. A
         predictor the model leaves out scores exactly 0 (not selected, a removed group or Ω⁽⁰⁾,
         fsNB's α_i = 0, a weight of 0); with every score 0 the importances are uniform. Usable by
         scikit-learn's ``SelectFromModel`` and ``RFE``.

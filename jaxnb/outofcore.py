@@ -64,6 +64,7 @@ from .data import _frame_names, _is_pandas_df, _user_stacklevel, check_feature_n
 from .estimators import (
     NaiveBayes,
     _decision_scores,
+    _reservoir,
     undefined_score_rows,
     undefined_scores_error,
 )
@@ -1212,8 +1213,7 @@ def fit_stats_out_of_core(
     row_bytes = p * xdtype.itemsize
 
     def dispatch(h, dev):
-        if state["sample"] is None:
-            state["sample"] = _host_sample(h, layout, dtype)
+        _sample_chunk(state, h, layout, dtype)
         x, y, w = dev
         return _chunk_stats(
             x,
@@ -1256,10 +1256,29 @@ def fit_stats_out_of_core(
     return stats
 
 
-def _host_sample(h: _HostChunk, layout: _Layout, dtype, rows=2048):
-    """First rows of the first chunk as (codes, values) for ``feature_importances_``."""
-    m = min(rows, h.n_valid)
-    x = h.x[:m]
+def _sample_chunk(state, h: _HostChunk, layout: _Layout, dtype) -> None:
+    """Let a chunk's rows into ``state["sample"]``, the (codes, values) rows that serve
+    ``feature_importances_``: a uniform (reservoir) sample of up to 2048 rows of the whole
+    stream, as ``NaiveBayes.partial_fit`` keeps (the first 2048 rows of the first chunk were kept
+    until 2026-11-29: one class of a file sorted by class). Only the chosen rows are converted."""
+    seen = state.get("seen", 0)
+    if state["sample"] is None:
+        state["sample"] = _host_sample(h, layout, dtype, np.arange(0))
+    codes, values = state["sample"]
+    take, rows, slots = _reservoir(codes.shape[0], seen, h.n_valid)
+    if take:
+        more = _host_sample(h, layout, dtype, np.arange(take))
+        codes, values = np.concatenate([codes, more[0]]), np.concatenate([values, more[1]])
+    if rows.size:
+        new_codes, new_values = _host_sample(h, layout, dtype, rows)
+        codes[slots], values[slots] = new_codes, new_values
+    state["sample"], state["seen"] = (codes, values), seen + h.n_valid
+
+
+def _host_sample(h: _HostChunk, layout: _Layout, dtype, rows):
+    """Rows ``rows`` of a host chunk as (codes, values) copies (the chunk's buffer is reused)."""
+    m = len(rows)
+    x = h.x[rows]
     xd = x[:, list(layout.discrete)] if layout.discrete else np.zeros((m, 0))
     codes = (
         np.where(np.isnan(xd), -1, xd).astype(np.int32)

@@ -189,18 +189,73 @@ def test_importances_after_partial_fits_use_the_rows_of_every_batch(fitted, make
     np.testing.assert_allclose(m.feature_importances_, spread / spread.sum(), rtol=1e-10)
 
 
-def test_importances_use_the_first_2048_rows_across_batches():
-    rng = np.random.default_rng(3)
-    y = rng.integers(0, 2, 3000)
-    X = rng.normal(size=(3000, 2)) * np.where(np.arange(3000) < 2048, 1.0, 5.0)[:, None]
-    X[:, 0] += y
-    m = jaxnb.NaiveBayes()
-    for start in range(0, 3000, 1000):
-        m.partial_fit(X[start : start + 1000], y[start : start + 1000])
-    spread = np.ptp(m.explain(X[:2048]), axis=-1).mean(0)
-    np.testing.assert_allclose(m.feature_importances_, spread / spread.sum(), rtol=1e-10)
-    every = np.ptp(m.explain(X), axis=-1).mean(0)
-    assert np.abs(every / every.sum() - m.feature_importances_).max() > 0.01
+def _class_sorted(n=6000, seed=3):
+    """Rows sorted by class (as in many UCI files); predictor 0's spread differs by class."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1], n // 2)
+    X = np.c_[rng.normal(size=n) * np.where(y == 0, 3.0, 1.0), rng.normal(size=n) + 0.8 * y]
+    return X, y
+
+
+def _spread(m, X):
+    s = np.ptp(m.explain(X), axis=-1).mean(0)
+    return s / s.sum()
+
+
+def test_importances_of_a_class_sorted_fit_use_rows_across_the_whole_set():
+    """Above 2048 rows the importances came from the first 2048: on a file sorted by class, one
+    class only (importances 0.83 / 0.17 here against 0.76 / 0.24 for the same model fitted on the
+    shuffled rows). They now come from 2048 evenly spaced rows."""
+    X, y = _class_sorted()
+    m = jaxnb.NaiveBayes().fit(X, y)
+    pick = np.arange(2048) * len(X) // 2048
+    np.testing.assert_allclose(m.feature_importances_, _spread(m, X[pick]), rtol=1e-10)
+    every = _spread(m, X)
+    assert np.abs(m.feature_importances_ - every).max() < 0.01
+    assert np.abs(_spread(m, X[:2048]) - every).max() > 0.05  # what the first rows gave
+    perm = np.random.default_rng(0).permutation(len(X))
+    shuffled = jaxnb.NaiveBayes().fit(X[perm], y[perm]).feature_importances_
+    assert np.abs(m.feature_importances_ - shuffled).max() < 0.01
+
+
+def test_importances_after_partial_fits_are_a_uniform_sample_of_every_batch():
+    """Streamed batches enter the 2048-row sample by reservoir sampling (the first 2048 rows of
+    the stream used to be kept: one class of a class-sorted stream). The draw is seeded by the
+    stream's position: the same stream gives the same importances."""
+    X, y = _class_sorted()
+
+    def stream():
+        m = jaxnb.NaiveBayes()
+        for start in range(0, len(X), 1000):
+            m.partial_fit(X[start : start + 1000], y[start : start + 1000], classes=[0, 1])
+        return m
+
+    m = stream()
+    codes, values = m._sample()
+    assert values.shape == (2048, 2)
+    # every kept row is a training row, each at most once, and both classes are in the sample
+    where = {tuple(r): i for i, r in enumerate(np.asarray(X, values.dtype))}
+    idx = np.array([where[tuple(r)] for r in values])
+    assert len(np.unique(idx)) == 2048
+    assert 0.44 < (idx >= 3000).mean() < 0.56  # 2048 of 6000 uniformly: 0.5 +- 0.011
+    assert (idx >= 5000).sum() > 250  # the last batch too (expected 341)
+    np.testing.assert_allclose(m.feature_importances_, _spread(m, X[idx]), rtol=1e-10)
+    assert np.abs(m.feature_importances_ - _spread(m, X)).max() < 0.02
+    np.testing.assert_array_equal(stream().feature_importances_, m.feature_importances_)
+
+
+def test_importance_sample_of_a_row_by_row_stream_is_uniform():
+    """One row per call (OnlineNB's usual use): the reservoir keeps a uniform sample."""
+    X, y = _class_sorted(n=3000)
+    m = jaxnb.OnlineNB()
+    for i in range(2100):  # 2048 fill the sample, the next 52 enter it at random
+        m.partial_fit(X[i : i + 1], y[i : i + 1], classes=[0, 1])
+    m.partial_fit(X[2100:], y[2100:])
+    values = m._sample()[1]
+    where = {tuple(r): i for i, r in enumerate(np.asarray(X, values.dtype))}
+    idx = np.array([where[tuple(r)] for r in values])
+    assert len(np.unique(idx)) == 2048 and (idx >= 2048).sum() > 500  # expected 2048*952/3000
+    np.testing.assert_allclose(m.feature_importances_, _spread(m, X[idx]), rtol=1e-10)
 
 
 def test_left_out_predictors_have_zero_importance(fitted):
@@ -335,3 +390,22 @@ def test_importances_of_nearby_training_sizes_share_one_program(compiles):
     for m in models[1:]:
         assert m.feature_importances_.shape == first.shape == (5,)
     assert compiles.n == before, compiles.n - before
+
+
+@pytest.mark.parametrize("batch", [1, 7, 1000, 30000])
+def test_reservoir_keeps_a_uniform_sample_of_the_stream(batch):
+    """`_reservoir` (the importances' row sample): 2048 distinct rows of a 100 000-row stream,
+    as many from each tenth of it (expected 204.8, sd 13.6), however the stream is batched."""
+    from jaxnb.estimators import _reservoir
+
+    size, total = 2048, 100_000
+    buf, filled, seen = np.full(size, -1), 0, 0
+    while seen < total:
+        n = min(batch, total - seen)
+        take, rows, slots = _reservoir(filled, seen, n, size)
+        buf[filled : filled + take] = seen + np.arange(take)
+        buf[slots] = seen + rows
+        filled, seen = filled + take, seen + n
+    assert len(np.unique(buf)) == size and buf.min() >= 0
+    tenths = np.bincount(buf * 10 // total, minlength=10)
+    assert np.abs(tenths - 204.8).max() < 55, tenths

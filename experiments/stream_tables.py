@@ -222,9 +222,12 @@ def _interval_table(summary, cuts2, smoothing=1.0):
 
 def _contributions(summary, cuts, X):
     """`(n, p, c)` log p(x_ri | C_k): the library's `log_contributions`, except that second-level
-    intervals are found by binary search (`searchsorted`) and read from `_interval_table`."""
+    intervals are found by binary search (`searchsorted`) and read from `_interval_table`.
+    Gaussian summaries: the standardized terms that `OnlineWeightedNB` (default
+    ``standardize=True``) learns its weights on; NB's argmax is the same with or without them
+    (the offset is the same for every class)."""
     if cuts is None:
-        return online.log_contributions(summary, None, X)
+        return online.log_contributions(summary, None, X, standardize=True)
     table = _interval_table(summary, cuts)
     code = jax.vmap(lambda cu, v: jnp.searchsorted(cu, v, side="left"), in_axes=(0, 1), out_axes=1)(
         cuts, X

@@ -133,3 +133,23 @@ def test_stream_tables_fast_contributions_match_library(summary, monkeypatch):
         assert wnb2 == pytest.approx(ref_wnb(cuts_w, w2, b2))
         if cuts_w is None:
             assert abs(wnb2 - wnb) > 0.1  # the weights and bias do matter
+
+
+def test_stream_tables_gaussian_evaluation_equals_the_estimators_predictions(monkeypatch):
+    """The experiment scores Gaussian WNB states with its own compiled evaluation: the same
+    accuracy as the estimator's `predict` (standardized terms, as the estimator learns them),
+    and NB's as `OnlineNB`'s."""
+    monkeypatch.syspath_prepend(str(EXP))
+    st = _load("stream_tables_under_test_gaussian", EXP / "stream_tables.py")
+    from jaxnb.stream.online import OnlineNB, OnlineWeightedNB
+
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(700, 4)) * [1.0, 50.0, 0.01, 3.0]).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] / 50 + 0.7 * rng.normal(size=700) > 0).astype(np.int32)
+    est = OnlineWeightedNB(learning_rate=1e-2).fit(X[:500], y[:500])
+    test = st.TestSet(X[500:], y[500:], block=64)
+    nb, wnb = st._evaluate(est.state_, test, None)
+    assert wnb == pytest.approx(np.mean(est.predict(X[500:]) == y[500:]))
+    assert nb == pytest.approx(
+        np.mean(OnlineNB().fit(X[:500], y[:500]).predict(X[500:]) == y[500:])
+    )

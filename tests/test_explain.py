@@ -294,14 +294,20 @@ def test_rfe_keeps_the_two_continuous_predictors_that_carry_the_class():
 
 def test_online_nb_terms_are_the_summaries_gaussian_terms(fitted):
     """`OnlineNB` (w = 1, b = 0): the terms are the summaries' class-conditional log densities;
-    its bias is the streamed log prior. `OnlineWeightedNB` scales them by its weights."""
+    its bias is the streamed log prior. `OnlineWeightedNB` scales them, standardized (log s_i
+    added: `standardized_offset`), by its weights."""
     X, Xc, y, models = fitted
     Z = Xc[:37]
     on, onw = models["OnlineNB"], models["OnlineWeightedNB"]
     nb = jaxnb.NaiveBayes(discrete="none", var_smoothing=on.var_smoothing).fit(Xc, y)
     np.testing.assert_allclose(on.explain(Z), nb.explain(Z), rtol=1e-9)
     np.testing.assert_allclose(on.score_bias_, on.class_log_prior_, rtol=1e-14)
-    np.testing.assert_allclose(onw.explain(Z), onw.weights_[None] * on.explain(Z), rtol=1e-9)
+    from jaxnb.stream.online import standardized_offset
+
+    off = np.asarray(standardized_offset(onw.state_.summary))
+    np.testing.assert_allclose(off, np.log(Xc.std(0)), rtol=1e-9)
+    want = onw.weights_[None] * (on.explain(Z) + off[None, :, None])
+    np.testing.assert_allclose(onw.explain(Z), want, rtol=1e-9)
     np.testing.assert_allclose(onw.score_bias_, onw.class_log_prior_ + onw.bias_, rtol=1e-14)
 
 

@@ -20,8 +20,9 @@ def _data(seed=0, n=40, p=4, c=3):
     return X, y
 
 
-def _ref_sgd(X, y, c, *, lr, batch, warmup, var_smoothing, prior_smoothing):
-    """Stream eq. 2-4 row by row in float64 NumPy: summaries first, then the SGD step."""
+def _ref_sgd(X, y, c, *, lr, batch, warmup, var_smoothing, prior_smoothing, standardize=True):
+    """Stream eq. 2-4 row by row in float64 NumPy: summaries first, then the SGD step; with
+    `standardize` the Gaussian terms are those of x / s (s the pooled sd of the rows so far)."""
     n, p = X.shape
     w, b = np.ones((p, c)), np.zeros(c)
     for start in range(0, n, batch):
@@ -38,6 +39,8 @@ def _ref_sgd(X, y, c, *, lr, batch, warmup, var_smoothing, prior_smoothing):
             + np.log(var.T)[None]
             + (xb[:, :, None] - mean.T[None]) ** 2 / var.T[None]
         )
+        if standardize:
+            L = L + np.where(pvar > 0, 0.5 * np.log(np.where(pvar > 0, pvar, 1)), 0)[None, :, None]
         if counts.min() < warmup:
             continue
         H = log_prior + b + np.einsum("rik,ik->rk", L, w)
@@ -49,15 +52,25 @@ def _ref_sgd(X, y, c, *, lr, batch, warmup, var_smoothing, prior_smoothing):
     return w, b
 
 
+@pytest.mark.parametrize("standardize", [True, False])
 @pytest.mark.parametrize("batch", [1, 8])
-def test_sgd_matches_numpy_loop(batch):
+def test_sgd_matches_numpy_loop(batch, standardize):
     X, y = _data(n=48)
+    X = X * [1.0, 3.0, 0.2, 40.0]  # columns in different units: the offsets differ
     kw = dict(
         learning_rate=0.05, batch_size=batch, warmup=3, var_smoothing=1e-2, prior_smoothing=1.0
     )
-    est = OnlineWeightedNB(**kw).fit(X, y)
+    est = OnlineWeightedNB(standardize=standardize, **kw).fit(X, y)
     w, b = _ref_sgd(
-        X, y, 3, lr=0.05, batch=batch, warmup=3, var_smoothing=1e-2, prior_smoothing=1.0
+        X,
+        y,
+        3,
+        lr=0.05,
+        batch=batch,
+        warmup=3,
+        var_smoothing=1e-2,
+        prior_smoothing=1.0,
+        standardize=standardize,
     )
     assert int(est.state_.n_steps) > 3
     np.testing.assert_allclose(est.weights_, w, rtol=1e-9, atol=1e-12)
@@ -281,3 +294,52 @@ def test_validation_errors():
         est.partial_fit(X, y + 5)
     with pytest.raises(ValueError, match="not fitted"):
         OnlineNB().predict(X)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},  # row-by-row path
+        {"batch_size": 8},  # block step
+        {"order": "weights_first"},
+        {"optimizer": optax.adam(1e-2)},
+    ],
+    ids=["rows", "batch8", "weights_first", "adam"],
+)
+def test_weighted_nb_does_not_depend_on_the_columns_units(kw):
+    """Rescaling a Gaussian column shifts its log densities by -log(scale) in every class; the
+    per-class weights made that a class-dependent shift that one pass of SGD did not absorb: in
+    m or in km (x 1e-3) the raw model's probabilities differed by 0.44 at learning rate 1e-2 (and
+    its accuracy by 3 points). Standardized terms (the default) make the whole path unit-free."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 600)
+    X = rng.normal(size=(600, 4)) + np.c_[y, -y, 0.5 * y, np.zeros(600)]
+    units = np.array([1e-3, 1.0, 1e3, 7.0])
+    lr = {} if "optimizer" in kw else {"learning_rate": 1e-2}
+    P = OnlineWeightedNB(**lr, **kw).fit(X, y).predict_proba(X)
+    m = OnlineWeightedNB(**lr, **kw).fit(X * units, y)
+    np.testing.assert_allclose(m.predict_proba(X * units), P, atol=1e-9)
+    # the prequential (test-then-train) run too
+    ok = OnlineWeightedNB(**lr, **kw).prequential_correct(X, y)
+    np.testing.assert_array_equal(
+        OnlineWeightedNB(**lr, **kw).prequential_correct(X * units, y), ok
+    )
+    raw = OnlineWeightedNB(standardize=False, **lr, **kw)
+    gap = np.abs(raw.fit(X * units, y).predict_proba(X * units) - raw.fit(X, y).predict_proba(X))
+    assert gap.max() > 0.02  # the paper's raw terms: the units matter
+
+
+def test_standardize_is_checked_and_fixed_for_a_stream():
+    X, y = _data(n=40)
+    with pytest.raises(TypeError, match="standardize must be True or False"):
+        OnlineWeightedNB(standardize="yes").fit(X, y)
+    m = OnlineWeightedNB().partial_fit(X[:20], y[:20], classes=[0, 1, 2])
+    m.set_params(standardize=False)
+    with pytest.raises(ValueError, match="standardize changed since the state was created"):
+        m.partial_fit(X[20:], y[20:])
+    # OnlineNB (w = 1): the offset would be the same for every class; its terms stay the densities
+    nb = OnlineNB(prior_smoothing=0.0).fit(X, y)
+    ref = jaxnb.NaiveBayes(discrete="none").fit(X, y)
+    np.testing.assert_allclose(
+        nb.predict_joint_log_proba(X), ref.predict_joint_log_proba(X), rtol=1e-9
+    )

@@ -17,6 +17,15 @@ Where we differ from / make explicit what the paper leaves open:
 * Prior: the paper's b_k absorbs the class prior. We keep the (streamed) log prior log pi_k as an
   offset and learn b_k on top, with w = 1, b = 0 at the start, so the model *starts as* NB on the
   same summaries and `OnlineNB` is exactly the case "no learning". (b_paper = log pi + b.)
+* Units (Gaussian summaries): rescaling a column (x -> a x) adds -log a to log p(x_i | C_k) in
+  every class, which the per-class weights turn into a class-dependent shift sum_i w_ik log a.
+  The bias could absorb it, but one pass of SGD does not move it that far, so with the paper's
+  raw densities the fitted model depends on the units (m vs km: probabilities differ by up to
+  0.44 at rate 1e-2). By default (`standardize=True`) the SGD works on log p(x_i | C_k) + log s_i,
+  s_i the pooled standard deviation streamed so far (`standardized_offset`): the log density of
+  x_i / s_i, unit-free, the same model family (b_k absorbs sum_i w_ik log s_i).
+  `standardize=False` keeps the raw terms. `OnlineNB` (w = 1) scores the raw densities; the
+  offset would be the same for every class there.
 * Order of the two updates (not stated in the paper): default `order="summary_first"`: for each
   block of rows the summaries are updated first, then the SGD steps use log p(x | C) from the
   updated summaries (the flow of Stream Fig. 1–2: summaries feed the graphical model).
@@ -89,6 +98,7 @@ from .summaries import (
     GaussianSummary,
     GKClass,
     _count_below,
+    _pooled_gaussian,
     log_prob_gaussian,
     update_cpid,
     update_gaussian,
@@ -103,6 +113,7 @@ __all__ = [
     "class_counts",
     "init_state",
     "log_contributions",
+    "standardized_offset",
     "log_joint",
     "modl_second_level",
     "register_methods",
@@ -156,6 +167,9 @@ class OnlineConfig(eqx.Module):
     # batch size 1 takes the fused row-by-row path (same arithmetic, no optax tree per step).
     # False: `optimizer`'s own updates (its rates are part of it, and of the jit key)
     plain_sgd: bool = eqx.field(static=True, default=False)
+    # True: a Gaussian term is the log density of the standardized value (`standardized_offset`),
+    # so the SGD path does not depend on the columns' units
+    standardize: bool = eqx.field(static=True, default=False)
 
 
 def class_counts(summary) -> jax.Array:
@@ -206,15 +220,38 @@ def _second_level_log_prob(summary, cuts2, values, smoothing):
     return jnp.where(jnp.isnan(values)[:, :, None], 0.0, out)
 
 
-def log_contributions(summary, cuts, values, *, var_smoothing=1e-9, smoothing=1.0) -> jax.Array:
+def standardized_offset(summary: GaussianSummary) -> jax.Array:
+    r"""`(p,)` o_i = log s_i, s_i the pooled standard deviation of predictor i in the summary (0
+    while it has no spread).
+
+    log N(x; mu_ik, sigma²_ik) + o_i is the log density of the standardized value x / s_i under
+    class k. Rescaling a column (x -> a x) shifts log N by -log a for every class, which the
+    per-class weights of Stream eq. 2 turn into a class-dependent shift sum_i w_ik log a: the
+    model's bias can absorb it, but one pass of SGD does not, so the fitted model depended on the
+    units (a column in km rather than m changed probabilities by up to 0.8 at learning rate
+    1e-2). With the offset the terms, and the SGD path, are unit-free; the model family is the
+    same (b_k absorbs sum_i w_ik o_i)."""
+    _, _, pvar = _pooled_gaussian(summary)
+    return jnp.where(pvar > 0, 0.5 * jnp.log(jnp.where(pvar > 0, pvar, 1.0)), 0.0)
+
+
+def log_contributions(
+    summary, cuts, values, *, var_smoothing=1e-9, smoothing=1.0, standardize=False
+) -> jax.Array:
     r"""`(n, p, c)` L[r, i, k] = log p(x_ri | C_k) from a summary (NaN contributes 0).
 
-    Gaussian: log N(x; mu_ik, sigma²_ik) with the floor of the module docstring. GKClass / cPiD:
-    log (N_bk + a) - log (N_k + a B) of the bin (level 1, `cuts=None`) or of the second-level
-    interval (`cuts` `(p, s)`, +inf padded) holding x, a = `smoothing`.
+    Gaussian: log N(x; mu_ik, sigma²_ik) with the floor of the module docstring, plus
+    `standardized_offset` when `standardize` (the terms `OnlineWeightedNB(standardize=True)`
+    learns on). GKClass / cPiD: log (N_bk + a) - log (N_k + a B) of the bin (level 1,
+    `cuts=None`) or of the second-level interval (`cuts` `(p, s)`, +inf padded) holding x,
+    a = `smoothing` (probabilities of intervals: unit-free already, `standardize` is ignored).
     """
     if isinstance(summary, GaussianSummary):
-        return log_prob_gaussian(summary, values, var_smoothing)
+        L = log_prob_gaussian(summary, values, var_smoothing)
+        if standardize:
+            off = standardized_offset(summary)[None, :, None]
+            L = jnp.where(jnp.isnan(values)[:, :, None], 0.0, L + off)
+        return L
     if cuts is None:
         return summary.log_prob(values, smoothing=smoothing, check_input=False)
     return _second_level_log_prob(summary, cuts, values, smoothing)
@@ -231,23 +268,42 @@ def _scores(state: OnlineState, L, cfg: OnlineConfig):
     return (lp + state.bias)[None, :] + (L * state.weight[None]).sum(axis=1)
 
 
-@partial(jax.jit, static_argnames=("var_smoothing", "smoothing", "prior_smoothing"))
+@partial(jax.jit, static_argnames=("var_smoothing", "smoothing", "prior_smoothing", "standardize"))
 def log_joint(
-    state: OnlineState, values, *, var_smoothing=1e-9, smoothing=1.0, prior_smoothing=1.0
+    state: OnlineState,
+    values,
+    *,
+    var_smoothing=1e-9,
+    smoothing=1.0,
+    prior_smoothing=1.0,
+    standardize=False,
 ) -> jax.Array:
-    """`(n, c)` H = log pi + b + sum_i w_ik log p(x_i | C_k) (Stream eq. 2 before the softmax)."""
+    """`(n, c)` H = log pi + b + sum_i w_ik log p(x_i | C_k) (Stream eq. 2 before the softmax);
+    `standardize`: the terms of `log_contributions(..., standardize=True)`."""
     L = log_contributions(
-        state.summary, state.cuts, values, var_smoothing=var_smoothing, smoothing=smoothing
+        state.summary,
+        state.cuts,
+        values,
+        var_smoothing=var_smoothing,
+        smoothing=smoothing,
+        standardize=standardize,
     )
     lp = log_prior(state.summary, prior_smoothing, _rows_of(state))
     return (lp + state.bias)[None, :] + einsum("rik,ik->rk", L, state.weight)
 
 
-@partial(jax.jit, static_argnames=("var_smoothing", "smoothing"))
-def _weighted_terms(state: OnlineState, values, *, var_smoothing, smoothing) -> jax.Array:
+@partial(jax.jit, static_argnames=("var_smoothing", "smoothing", "standardize"))
+def _weighted_terms(
+    state: OnlineState, values, *, var_smoothing, smoothing, standardize
+) -> jax.Array:
     """`(n, p, c)` w_ik log p(x_ri | C_k), the terms of `log_joint` (a zero weight gives 0)."""
     L = log_contributions(
-        state.summary, state.cuts, values, var_smoothing=var_smoothing, smoothing=smoothing
+        state.summary,
+        state.cuts,
+        values,
+        var_smoothing=var_smoothing,
+        smoothing=smoothing,
+        standardize=standardize,
     )
     return jnp.where(state.weight[None] == 0, 0.0, L * state.weight[None])
 
@@ -326,7 +382,12 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, rate, *, test: boo
     L0 = None
     if test or cfg.order == "weights_first":
         L0 = log_contributions(
-            state.summary, state.cuts, xb, var_smoothing=cfg.var_smoothing, smoothing=cfg.smoothing
+            state.summary,
+            state.cuts,
+            xb,
+            var_smoothing=cfg.var_smoothing,
+            smoothing=cfg.smoothing,
+            standardize=cfg.standardize,
         )
         H0 = _scores(state, L0, cfg)
         out = jnp.argmax(H0, axis=-1) == yb
@@ -346,6 +407,7 @@ def _block_step(cfg: OnlineConfig, state: OnlineState, block, rate, *, test: boo
                 xb,
                 var_smoothing=cfg.var_smoothing,
                 smoothing=cfg.smoothing,
+                standardize=cfg.standardize,
             )
         else:
             L = L0
@@ -607,10 +669,11 @@ def _class_sum(a):
     return t
 
 
-def _gaussian_params(count, mean, m2, var_smoothing):
+def _gaussian_params(count, mean, m2, var_smoothing, standardize=False):
     """Effective mean, variance and log-variance `(..., c, p)` of
     `summaries._effective_gaussian`, and whether each predictor has any value yet `(..., 1, p)`
-    (if not, it contributes 0)."""
+    (if not, it contributes 0). With ``standardize`` the log-variance returned is that of the
+    standardized value (log sigma² - log s², the constant of `standardized_offset`)."""
     tot = _class_sum(count)
     safe_tot = jnp.where(tot > 0, tot, 1)
     pmean = _class_sum(count * mean) / safe_tot
@@ -620,7 +683,10 @@ def _gaussian_params(count, mean, m2, var_smoothing):
     mu = jnp.where(has, mean, pmean)
     floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)  # as `fit_mle` (see above)
     var = jnp.maximum(var + floor, jnp.finfo(var.dtype).tiny)  # as `_effective_gaussian`
-    return mu, var, jnp.log(var), tot > 0
+    logvar = jnp.log(var)
+    if standardize:  # log N + log s_i: `standardized_offset` (the log of the pooled variance)
+        logvar = logvar - jnp.where(pvar > 0, jnp.log(jnp.where(pvar > 0, pvar, 1.0)), 0.0)
+    return mu, var, logvar, tot > 0
 
 
 def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, rate, *, test: bool):
@@ -628,7 +694,7 @@ def _gaussian_rows(cfg: OnlineConfig, state: OnlineState, block, rate, *, test: 
     xb, yb, valid = block  # (R, p), (R,), (R,)
     R = xb.shape[0]
     count, mean, m2 = _welford_rows(state.summary, xb, yb, valid)
-    mu, var, logvar, seen = _gaussian_params(count, mean, m2, cfg.var_smoothing)
+    mu, var, logvar, seen = _gaussian_params(count, mean, m2, cfg.var_smoothing, cfg.standardize)
     const, scale = -0.5 * (_LOG_2PI + logvar), 0.5 / var
     rows0 = _rows_of(state)
     inc = jax.nn.one_hot(yb, rows0.shape[0], dtype=rows0.dtype) * valid[:, None]  # (R, c)
@@ -849,9 +915,17 @@ class OnlineWeightedNB(_Additive, BaseNB):
       missing: "ignore" (the default: a NaN is a missing value, left out of the summaries and
         contributing 0, as above) or "error" (a NaN in X is a ValueError, the default of the batch
         estimators).
+      standardize: Gaussian summaries: True (default) learns the weights on log densities of the
+        standardized values, log N(x_i; mu_ik, sigma²_ik) + log s_i with s_i the pooled standard
+        deviation streamed so far (`standardized_offset`), so rescaling a column (m -> km)
+        changes nothing; the model is Stream eq. 2's with a shifted bias (b_k + sum_i w_ik
+        log s_i). False: the paper's raw log densities, whose SGD path depends on the units (one
+        pass does not move b far enough to absorb a column's -log(scale) shift). Binned
+        summaries score interval probabilities, unit-free either way.
 
     Attributes:
-      state_: `OnlineState`; weights_ `(p, c)`; bias_ `(c,)`; classes_; n_seen_.
+      state_: `OnlineState`; weights_ `(p, c)`; bias_ `(c,)` (with ``standardize``, the bias of
+      the standardized terms); classes_; n_seen_.
     """
 
     _learn = True
@@ -873,6 +947,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
         warmup=10,
         init_weight=1.0,
         missing="ignore",
+        standardize=True,
     ):
         self.summary = summary
         self.learning_rate = learning_rate
@@ -889,6 +964,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
         self.warmup = warmup
         self.init_weight = init_weight
         self.missing = missing
+        self.standardize = standardize
 
     # ------------------------------------------------------------------ validation
     def _check_hyper(self):
@@ -912,6 +988,8 @@ class OnlineWeightedNB(_Additive, BaseNB):
             check_real(name, getattr(self, name), 0.0)
         check_real("smoothing", self.smoothing, 0.0, low_open=True)
         check_choice("missing", self.missing, ("error", "ignore"))
+        if not isinstance(self.standardize, (bool, np.bool_)):
+            raise TypeError(f"standardize must be True or False; got {self.standardize!r}")
         chunk = self._chunk()
         if chunk % self.batch_size:
             raise ValueError(
@@ -945,6 +1023,15 @@ class OnlineWeightedNB(_Additive, BaseNB):
             float(self.prior_smoothing),
             int(self.warmup),
             self.optimizer is None,
+            self._standardized(),
+        )
+
+    def _standardized(self) -> bool:
+        """Whether the Gaussian terms are standardized (learned weights only: with w = 1 the
+        offset is the same for every class and would only shift the joint log density)."""
+        # a model pickled before the option existed was fitted on the raw terms
+        return bool(
+            self._learn and getattr(self, "standardize", False) and self.summary == "gaussian"
         )
 
     def _check_X(self, X, fit=False):
@@ -1028,9 +1115,9 @@ class OnlineWeightedNB(_Additive, BaseNB):
         layout = getattr(self, "_layout", None)
         if layout is not None and self._state_layout() != layout:
             raise ValueError(
-                "summary / summary_size / summary_chunk / batch_size (block layout) or optimizer "
-                f"changed since the state was created ({layout} -> {self._state_layout()}); "
-                "call fit() to start again with them"
+                "summary / summary_size / summary_chunk / batch_size (block layout), optimizer "
+                f"or standardize changed since the state was created ({layout} -> "
+                f"{self._state_layout()}); call fit() to start again with them"
             )
         if self.optimizer is not None and self.optimizer is not self._cfg.optimizer:
             raise ValueError(
@@ -1041,8 +1128,8 @@ class OnlineWeightedNB(_Additive, BaseNB):
 
     def _state_layout(self):
         """Settings baked into `state_` (summary type, size, block length, optimizer kind)."""
-        if self.summary == "gaussian":
-            return ("gaussian", self.optimizer is None)
+        if self.summary == "gaussian":  # standardize: what the bias and weights are fitted to
+            return ("gaussian", self.optimizer is None, self._standardized())
         return (self.summary, int(self.summary_size), self._chunk(), self.optimizer is None)
 
     def _run(self, X, y, classes, *, test):
@@ -1135,6 +1222,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
             var_smoothing=float(self.var_smoothing),
             smoothing=float(self.smoothing),
             prior_smoothing=float(self.prior_smoothing),
+            standardize=self._standardized(),
         )
 
     def _contributions(self, codes, values):
@@ -1143,6 +1231,7 @@ class OnlineWeightedNB(_Additive, BaseNB):
             values,
             var_smoothing=float(self.var_smoothing),
             smoothing=float(self.smoothing),
+            standardize=self._standardized(),
         )
 
     def _score_bias(self):

@@ -291,15 +291,22 @@ def update_gaussian(state: GaussianSummary, values, y, weight) -> GaussianSummar
     return merge_gaussian(state, batch)
 
 
-def _effective_gaussian(state: GaussianSummary, var_smoothing):
-    """The per-class mean and floored variance `(c, p)` that `GaussianSummary.log_prob` scores
-    with, and whether each predictor has any value yet `(p,)` (see `log_prob`)."""
+def _pooled_gaussian(state: GaussianSummary):
+    """`(p,)` total count, pooled mean and pooled variance of every predictor over all classes
+    (0 where no value has been seen)."""
     count = state.count
     tot = count.sum(axis=0)
     safe_tot = jnp.where(tot > 0, tot, 1)
     pmean = (count * state.mean).sum(axis=0) / safe_tot
     pm2 = state.m2.sum(axis=0) + (count * (state.mean - pmean[None, :]) ** 2).sum(axis=0)
-    pvar = pm2 / safe_tot
+    return tot, pmean, pm2 / safe_tot
+
+
+def _effective_gaussian(state: GaussianSummary, var_smoothing):
+    """The per-class mean and floored variance `(c, p)` that `GaussianSummary.log_prob` scores
+    with, and whether each predictor has any value yet `(p,)` (see `log_prob`)."""
+    count = state.count
+    tot, pmean, pvar = _pooled_gaussian(state)
     has = count > 0
     var = jnp.where(has, state.m2 / jnp.where(has, count, 1), pvar[None, :])
     mean = jnp.where(has, state.mean, pmean[None, :])

@@ -191,3 +191,27 @@ def test_build_with_no_results_at_all(tmp_path):
     paper = (tmp_path / "out" / "paper.md").read_text()
     assert paper.count("not yet run (script `experiments/") >= 10
     assert "results for 0 of the" in paper
+
+
+def test_stream_script_time_is_the_last_whole_run_not_a_partial_rerun(tmp_path):
+    """`stream_tables.py --only PARTS` stores its own (partial) total as the latest
+    ``total_seconds``; the speed table printed it as the whole script's time (32.2 s for
+    247.1 s)."""
+    results, out = tmp_path / "results", tmp_path / "out"
+    results.mkdir()
+    runs = [
+        {"date": "d1", "parts": ["gaussian", "gkclass", "cpid", "offline"], "total_seconds": 247.1},
+        {"date": "d2", "parts": ["gaussian"], "total_seconds": 32.2},
+    ]
+    st = {"total_seconds": 32.2, "runs": runs, "environment": {"date": "d2"}}
+    (results / "stream_tables.json").write_text(json.dumps(st))
+    proc = subprocess.run(
+        [sys.executable, str(BUILD), "--results", str(results), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    paper = (out / "paper.md").read_text()
+    assert "| Stream Tables 1–2, whole script | 247.1 |" in paper
+    assert "32.2" not in paper

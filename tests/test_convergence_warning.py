@@ -37,11 +37,12 @@ def test_gradient_wnb_warns_at_its_step_cap_and_is_silent_once_converged(diabete
     with pytest.warns(ConvergenceWarning, match="lower learning_rate .* solver='lbfgs'"):
         m = WeightedNB("gradient", solver="adam", max_steps=5).fit(X, y)
     assert float(m.info_.grad_norm) > 1e-6
-    # the default budget reaches the tolerance on these rows (500, the old default, did not)
+    # the default budget reaches the tolerance on these rows (771 steps on the raw terms, 426 on
+    # the standardized terms the fit now uses: the columns' units no longer slow it down)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         m = WeightedNB("gradient").fit(X, y)
-    assert m.converged_ and 500 < int(m.info_.n_steps) < 2000
+    assert m.converged_ and 5 < int(m.info_.n_steps) < 600
     assert float(m.info_.grad_norm) <= 1e-6
 
 

@@ -612,6 +612,13 @@ class _Additive:
         scikit-learn's ``SelectFromModel`` and ``RFE``.
         """
         self._check_fitted()
+        if getattr(self, "_sample_rows", 1) == 0:
+            raise AttributeError(
+                f"this {type(self).__name__} was built by fit_from_stats without sample rows, "
+                "and feature_importances_ is a mean over training rows: pass "
+                "sample=(codes, values) of some encoded training rows to fit_from_stats (the "
+                "out-of-core fit does), or partial_fit some rows"
+            )
         # padded like explain's rows: training sets of nearby sizes share the compiled terms
         L = self._on_bucketed_codes(*self._sample(), self._contributions)
         spread = (L.max(-1) - L.min(-1)).mean(0)[self._user_order()]
@@ -801,12 +808,18 @@ class NaiveBayes(_Additive, BaseNB):
         self.n_features_in_ = encoder.n_features_in_
         self.stats_ = stats
         self._set_params_from_stats()
-        if sample is None:
+        if sample is None:  # no rows: feature_importances_ says so (a made-up row of zeros
+            # scored far outside the data for a column in other units, and looked like a result)
             sample = (
-                np.zeros((1, len(stats.n_states)), np.int32),
-                np.zeros((1, stats.mean.shape[-1]), float_dtype()),
+                np.zeros((0, len(stats.n_states)), np.int32),
+                np.zeros((0, stats.mean.shape[-1]), float_dtype()),
             )
         self._keep_sample(*sample)
+        # the sample stands for every row behind the statistics: rows added by partial_fit enter
+        # it at the rate of a stream that far along
+        total = float(np.sum(np.asarray(stats.class_weight)))
+        if np.isfinite(total):
+            self._sample_seen = max(self._sample_rows, int(round(total)))
         return self
 
     def _set_params_from_stats(self):

@@ -337,3 +337,22 @@ def test_importance_rows_are_a_uniform_sample_of_the_whole_file():
     assert np.abs(model.feature_importances_ - spread / spread.sum()).max() < 0.02
     again = fit_nb_out_of_core(X, y, classes=[0, 1], chunk_rows=700, progress=False)
     np.testing.assert_array_equal(again.feature_importances_, model.feature_importances_)
+
+
+def test_model_from_statistics_without_rows_has_no_importances_until_it_sees_rows():
+    """Built from statistics alone, the importances came from one made-up row of zeros (far
+    outside these columns, which sit near 50): a number that looked like a result. Now there is
+    no attribute until rows arrive, and rows from partial_fit enter the sample at the rate of
+    a stream that far along (the statistics' 400 rows count)."""
+    X, y, _ = _table(2, n=2600)
+    ref = NaiveBayes(discrete=DISCRETE, n_states=N_STATES).fit(X[:400], y[:400])
+    est = naive_bayes_from_stats(ref.stats_, ref.classes_, n_features=6, discrete_idx=DISCRETE)
+    assert not hasattr(est, "feature_importances_")
+    with pytest.raises(AttributeError, match="without sample rows.*pass sample="):
+        _ = est.feature_importances_
+    est.partial_fit(X[400:], y[400:])
+    values = est._sample()[1]
+    assert values.shape[0] == 2048  # a uniform sample of rows 400..2600 of a 2600-row stream
+    spread = np.ptp(est.explain(X[400:]), axis=-1).mean(0)
+    assert np.abs(est.feature_importances_ - spread / spread.sum()).max() < 0.02
+    assert est._sample_seen == 2600

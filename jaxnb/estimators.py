@@ -606,10 +606,10 @@ class _Additive:
         (`explain`) on the training rows, at most 2048 of them: evenly spaced over a fit's rows,
         a uniform (reservoir) sample of every batch with ``partial_fit`` (a fixed, seeded draw:
         the same stream gives the same importances): how far predictor i can move any log-odds
-        in this model. A
-        predictor the model leaves out scores exactly 0 (not selected, a removed group or Ω⁽⁰⁾,
-        fsNB's α_i = 0, a weight of 0); with every score 0 the importances are uniform. Usable by
-        scikit-learn's ``SelectFromModel`` and ``RFE``.
+        in this model. A predictor the model leaves out scores exactly 0 (not selected, a removed
+        group or Ω⁽⁰⁾, fsNB's α_i = 0, a weight of 0); with every score 0 the importances are
+        uniform. Usable by scikit-learn's ``SelectFromModel`` and ``RFE``. A model built by
+        ``fit_from_stats`` without ``sample`` rows has none (AttributeError) until it sees rows.
         """
         self._check_fitted()
         if getattr(self, "_sample_rows", 1) == 0:

@@ -821,7 +821,7 @@ class WeightedNB(_Additive, BaseNB):
                 max_steps=None if self.max_steps is None else int(self.max_steps),
                 tol=float(self.tol),
             )
-            self._w, self._b = prm.weights, prm.bias + off @ prm.weights
+            self._w, self._b = prm.weights, prm.bias + einsum("p,pc->c", off, prm.weights)
             self.info_ = info
             self.bias_ = np.asarray(self._b)
             self.converged_ = bool(info.converged)

@@ -441,7 +441,13 @@ class FeatureEncoder:
                 f"indices; got {d!r}"
             )
         if arr.min() < -p or arr.max() >= p:
-            raise ValueError(f"discrete indices must lie in [0, {p}); got {arr.tolist()}")
+            raise ValueError(
+                f"discrete indices must lie in [0, {p}); got {arr.tolist()}. If a wrapper "
+                "dropped columns before this fit (RFE, SelectFromModel), the indices still name "
+                "the original columns (and such wrappers pass X as one numeric array, whose "
+                "columns discrete='auto' reads as continuous): select the columns outside the "
+                "wrapper, e.g. by feature_importances_, and refit with their own indices"
+            )
         mask = np.zeros(p, bool)
         mask[arr] = True
         return mask

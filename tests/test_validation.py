@@ -669,3 +669,11 @@ def test_score_checks_the_true_labels():
     assert t.score(X, np.array(["a", "b"], dtype=object)[y]) == acc
     with pytest.raises(ValueError, match=r"y holds numbers, but .* text labels \['a', 'b'\]"):
         t.score(X, y)
+
+
+def test_discrete_indices_beyond_the_columns_say_what_a_wrapper_does():
+    """RFE refits on fewer columns with the same ``discrete`` indices: the error says they name
+    the original columns and what the wrapper does to the column kinds."""
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"got \[5\]\. If a wrapper dropped columns.*RFE"):
+        NaiveBayes(discrete=[5]).fit(X, y)

@@ -41,6 +41,7 @@ from .model_selection import (
     validation_split,
 )
 from .params import NBParams, fit_mle
+from .suffstats import log_pooled_sd, pooled_gaussian
 
 __all__ = ["GroupLassoNB", "L1NB", "WeightedNB", "register_methods"]
 
@@ -874,12 +875,8 @@ class WeightedNB(_Additive, BaseNB):
 def _unit_offsets(stats, q: int) -> jax.Array:
     """(p,) log s_i of each continuous predictor (pooled weighted sd over the classes; 0 without
     spread) and 0 for the q discrete ones, in the internal order [discrete, continuous]."""
-    w = stats.weight  # (c, r) per-class weighted counts of the observed values
-    tot = w.sum(axis=0)
-    safe = jnp.where(tot > 0, tot, 1.0)
-    pmean = (w * stats.mean).sum(axis=0) / safe
-    pvar = (stats.m2.sum(axis=0) + (w * (stats.mean - pmean[None, :]) ** 2).sum(axis=0)) / safe
-    cont = jnp.where(pvar > 0, 0.5 * jnp.log(jnp.where(pvar > 0, pvar, 1.0)), 0.0)
+    pw, _, pm2 = pooled_gaussian(stats)
+    cont = log_pooled_sd(pw, pm2)
     return jnp.concatenate([jnp.zeros(q, cont.dtype), cont])
 
 

@@ -32,7 +32,9 @@ __all__ = [
     "merge",
     "subtract",
     "empty_stats",
+    "log_pooled_sd",
     "pooled_gaussian",
+    "pooled_moments",
     "state_offsets",
     "state_segments",
     "stats_from_sums",
@@ -419,11 +421,25 @@ def subtract(total: SuffStats, part: SuffStats) -> SuffStats:
 
 def pooled_gaussian(stats: SuffStats):
     """Weight, mean and m2 of each continuous predictor pooled over classes, shapes (r,)."""
-    w = stats.weight.sum(-2)
+    return pooled_moments(stats.weight, stats.mean, stats.m2)
+
+
+def pooled_moments(weight, mean, m2):
+    """Per-class (..., c, r) weight, mean and m2 pooled over the class axis: (..., r) each (the
+    Chan et al. merge of the classes; `pooled_gaussian` of a `SuffStats`, and of the stream's
+    `GaussianSummary`)."""
+    w = weight.sum(-2)
     safe = jnp.where(w > 0, w, 1.0)
-    mean = (stats.weight * stats.mean).sum(-2) / safe
-    m2 = stats.m2.sum(-2) + (stats.weight * (stats.mean - mean[..., None, :]) ** 2).sum(-2)
-    return w, mean, m2
+    pmean = (weight * mean).sum(-2) / safe
+    pm2 = m2.sum(-2) + (weight * (mean - pmean[..., None, :]) ** 2).sum(-2)
+    return w, pmean, pm2
+
+
+def log_pooled_sd(weight, m2):
+    """log s = 0.5 log(m2 / weight) of pooled moments, 0 without spread (no value or constant):
+    the offset that makes a Gaussian log density that of the standardized value x / s."""
+    var = m2 / jnp.where(weight > 0, weight, 1.0)
+    return jnp.where(var > 0, 0.5 * jnp.log(jnp.where(var > 0, var, 1.0)), 0.0)
 
 
 def _check_compatible(a: SuffStats, b: SuffStats) -> None:

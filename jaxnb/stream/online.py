@@ -93,12 +93,12 @@ from ..data import (
 from ..estimators import BaseNB, _Additive
 from ..exceptions import NotFittedError
 from ..optim.named import NamedOptimizer
+from ..suffstats import log_pooled_sd, pooled_moments
 from .summaries import (
     CPiD,
     GaussianSummary,
     GKClass,
     _count_below,
-    _pooled_gaussian,
     log_prob_gaussian,
     update_cpid,
     update_gaussian,
@@ -231,8 +231,8 @@ def standardized_offset(summary: GaussianSummary) -> jax.Array:
     units (columns in km rather than m changed probabilities by up to 0.44 at learning rate
     1e-2, in mm by up to 0.82). With the offset the terms, and the SGD path, are unit-free; the
     model family is the same (b_k absorbs sum_i w_ik o_i)."""
-    _, _, pvar = _pooled_gaussian(summary)
-    return jnp.where(pvar > 0, 0.5 * jnp.log(jnp.where(pvar > 0, pvar, 1.0)), 0.0)
+    tot, _, pm2 = pooled_moments(summary.count, summary.mean, summary.m2)
+    return log_pooled_sd(tot, pm2)
 
 
 def log_contributions(
@@ -268,6 +268,18 @@ def _scores(state: OnlineState, L, cfg: OnlineConfig):
     return (lp + state.bias)[None, :] + (L * state.weight[None]).sum(axis=1)
 
 
+def _state_contributions(state: OnlineState, values, var_smoothing, smoothing, standardize):
+    """`log_contributions` of a state's summary and cuts (what its weights multiply)."""
+    return log_contributions(
+        state.summary,
+        state.cuts,
+        values,
+        var_smoothing=var_smoothing,
+        smoothing=smoothing,
+        standardize=standardize,
+    )
+
+
 @partial(jax.jit, static_argnames=("var_smoothing", "smoothing", "prior_smoothing", "standardize"))
 def log_joint(
     state: OnlineState,
@@ -280,14 +292,7 @@ def log_joint(
 ) -> jax.Array:
     """`(n, c)` H = log pi + b + sum_i w_ik log p(x_i | C_k) (Stream eq. 2 before the softmax);
     `standardize`: the terms of `log_contributions(..., standardize=True)`."""
-    L = log_contributions(
-        state.summary,
-        state.cuts,
-        values,
-        var_smoothing=var_smoothing,
-        smoothing=smoothing,
-        standardize=standardize,
-    )
+    L = _state_contributions(state, values, var_smoothing, smoothing, standardize)
     lp = log_prior(state.summary, prior_smoothing, _rows_of(state))
     return (lp + state.bias)[None, :] + einsum("rik,ik->rk", L, state.weight)
 
@@ -297,14 +302,7 @@ def _weighted_terms(
     state: OnlineState, values, *, var_smoothing, smoothing, standardize
 ) -> jax.Array:
     """`(n, p, c)` w_ik log p(x_ri | C_k), the terms of `log_joint` (a zero weight gives 0)."""
-    L = log_contributions(
-        state.summary,
-        state.cuts,
-        values,
-        var_smoothing=var_smoothing,
-        smoothing=smoothing,
-        standardize=standardize,
-    )
+    L = _state_contributions(state, values, var_smoothing, smoothing, standardize)
     return jnp.where(state.weight[None] == 0, 0.0, L * state.weight[None])
 
 
@@ -684,8 +682,8 @@ def _gaussian_params(count, mean, m2, var_smoothing, standardize=False):
     floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)  # as `fit_mle` (see above)
     var = jnp.maximum(var + floor, jnp.finfo(var.dtype).tiny)  # as `_effective_gaussian`
     logvar = jnp.log(var)
-    if standardize:  # log N + log s_i: `standardized_offset` (the log of the pooled variance)
-        logvar = logvar - jnp.where(pvar > 0, jnp.log(jnp.where(pvar > 0, pvar, 1.0)), 0.0)
+    if standardize:  # log N + log s_i: `standardized_offset` (log s_i = 0.5 log pvar_i)
+        logvar = logvar - 2.0 * log_pooled_sd(jnp.ones_like(pvar), pvar)
     return mu, var, logvar, tot > 0
 
 

@@ -41,6 +41,7 @@ from jax import lax
 from .._checks import check_int, check_real
 from .._dtypes import float_dtype
 from .._matmul import matmul
+from ..suffstats import pooled_moments
 
 __all__ = [
     "CPiD",
@@ -294,12 +295,8 @@ def update_gaussian(state: GaussianSummary, values, y, weight) -> GaussianSummar
 def _pooled_gaussian(state: GaussianSummary):
     """`(p,)` total count, pooled mean and pooled variance of every predictor over all classes
     (0 where no value has been seen)."""
-    count = state.count
-    tot = count.sum(axis=0)
-    safe_tot = jnp.where(tot > 0, tot, 1)
-    pmean = (count * state.mean).sum(axis=0) / safe_tot
-    pm2 = state.m2.sum(axis=0) + (count * (state.mean - pmean[None, :]) ** 2).sum(axis=0)
-    return tot, pmean, pm2 / safe_tot
+    tot, pmean, pm2 = pooled_moments(state.count, state.mean, state.m2)
+    return tot, pmean, pm2 / jnp.where(tot > 0, tot, 1)
 
 
 def _effective_gaussian(state: GaussianSummary, var_smoothing):

@@ -694,12 +694,16 @@ class WeightedNB(_Additive, BaseNB):
       term stays Gaussian). See `jaxnb.methods.weighted`.
     * ``scheme="gradient"``: ``H_j = b_j + Σ_i w_ij log f(x_i | j)`` (Stream Eq. 2), W (p, c) and
       b (c,) trained offline by full-batch L-BFGS / Adam on the training log-loss from W = 1,
-      b = log π, with ridge ``l2/2 ‖W − 1‖²``. The solver sees each Gaussian term as the density
-      of the standardized value (log f + log s_i, s_i the predictor's pooled sd): the same
-      optimum (the unpenalized bias absorbs Σ_i w_ij log s_i; ``bias_`` is given for the raw
-      terms), but a path that does not depend on the columns' units (on 300 rows of 5
-      Gaussian columns L-BFGS took 1476 / 105 / 1791 steps in units x 1e-6 / 1 / 1e6 on the raw
-      terms, 71 in each unit now).
+      b = log π, with ridge ``l2/2 ‖W − 1‖²``. A Gaussian term is the log density of the
+      standardized value, log f(x_i | j) + log s_i (s_i the predictor's pooled sd,
+      ``log_scale_``), so nothing depends on the columns' units. Without missing values this is
+      the paper's model with bias b_j + Σ_i w_ij log s_i (the unpenalized bias absorbs the
+      offsets: same optimum and probabilities), reached by a unit-free solver path (on 300 rows
+      of 5 Gaussian columns L-BFGS took 1476 / 105 / 1791 steps in units x 1e-6 / 1 / 1e6 on
+      the raw terms, 71 in each unit now); a missing value's term is 0 (marginalized) in the
+      standardized terms, where in the raw ones it would shift class j by w_ij log s_i against
+      an observed value, in a unit-dependent way. ``explain`` gives the standardized terms
+      w_ij (log f + log s_i), and ``bias_`` (= ``score_bias_``) is their bias.
 
     Args:
       scheme: "ferreira" or "gradient".
@@ -722,8 +726,11 @@ class WeightedNB(_Additive, BaseNB):
         Ferreira weights (equal-frequency bins: a sort over all rows) stay on one device.
 
     Attributes:
-      weights_: (p,) (ferreira) or (p, c) (gradient), user column order; bias_: (c,) (gradient);
-      params_: NB parameters Ω̂; info_: `GradientInfo` (gradient); n_selected_.
+      weights_: (p,) (ferreira) or (p, c) (gradient), user column order; bias_: (c,) (gradient,
+      the bias of the standardized terms); log_scale_: (p,) (gradient) log s_i, the pooled
+      standard deviation of each continuous predictor (0 for a discrete one or one without
+      spread), user column order; params_: NB parameters Ω̂; info_: `GradientInfo` (gradient);
+      n_selected_.
     """
 
     def __init__(
@@ -799,13 +806,14 @@ class WeightedNB(_Additive, BaseNB):
                 n_bins=int(self.n_bins),
                 state_weighting=self.state_weighting,
             )
-            self._b = None
+            self._b = self._off = None
         else:
-            # trained on the terms of the standardized values (log f + log s_i for a Gaussian
-            # predictor, s_i its pooled sd): the same optimum (the unpenalized bias absorbs
-            # sum_i W_ij log s_i, mapped back below), but a solver path that does not depend
-            # on the columns' units (in micro-units the raw terms' bias had to travel
-            # ~14 per predictor and L-BFGS stopped at max_steps short of the optimum)
+            # the model's terms are those of the standardized values (log f + log s_i for an
+            # observed Gaussian value, s_i its pooled sd; a missing value's term stays 0): in
+            # the raw terms the bias had to travel ~14 per predictor in micro-units and L-BFGS
+            # stopped at max_steps short of the optimum, a missing value (term 0 in every unit)
+            # shifted a class's score by w_ij log s_i against an observed one, and explain /
+            # feature_importances_ (spreads of w_ij log f across j) moved with the units
             off = _unit_offsets(stats, len(self.n_states_))
             L = _standardized_terms(_log_contrib(self.params_, cd, vl), vl, off)
             mesh = _as_mesh(self.mesh)
@@ -822,9 +830,10 @@ class WeightedNB(_Additive, BaseNB):
                 max_steps=None if self.max_steps is None else int(self.max_steps),
                 tol=float(self.tol),
             )
-            self._w, self._b = prm.weights, prm.bias + einsum("p,pc->c", off, prm.weights)
+            self._w, self._b, self._off = prm.weights, prm.bias, off
             self.info_ = info
             self.bias_ = np.asarray(self._b)
+            self.log_scale_ = np.asarray(off)[order]
             self.converged_ = bool(info.converged)
             if not self.converged_:
                 fix = (
@@ -862,11 +871,16 @@ class WeightedNB(_Additive, BaseNB):
         w = self.weights_.reshape(self.weights_.shape[0], -1)
         return int(np.sum(np.any(w != 0, axis=1)))
 
+    # a model pickled before the standardized terms has no _off: its bias is for the raw terms
     def _log_joint_scores(self, codes, values):
-        return _log_joint(self.params_, codes, values, self._w, self._b)
+        s = _log_joint(self.params_, codes, values, self._w, self._b)
+        off = getattr(self, "_off", None)
+        return s if off is None else s + _offset_scores(values, off, self._w)
 
     def _contributions(self, codes, values):
-        return _weighted_contrib(self.params_, codes, values, jnp.asarray(self._w))
+        E = _weighted_contrib(self.params_, codes, values, jnp.asarray(self._w))
+        off = getattr(self, "_off", None)
+        return E if off is None else _standardized_terms(E, values, off, self._w)
 
     def _score_bias(self):
         return self.params_.log_prior if self._b is None else self._b
@@ -881,11 +895,22 @@ def _unit_offsets(stats, q: int) -> jax.Array:
 
 
 @jax.jit
-def _standardized_terms(L, values, off):
-    """``L`` (n, p, c) + ``off`` (p,) on the observed entries (a missing value's term stays 0)."""
+def _standardized_terms(L, values, off, weights=None):
+    """``L`` (n, p, c) + ``off`` (p,) (times ``weights`` (p, c), if given) on the observed
+    entries: a missing value's term stays 0."""
     q = L.shape[1] - values.shape[1]
     seen = jnp.concatenate([jnp.ones((L.shape[0], q), bool), ~jnp.isnan(values)], axis=1)
-    return jnp.where(seen[:, :, None], L + off[None, :, None], L)
+    shift = off[:, None] if weights is None else off[:, None] * weights
+    return jnp.where(seen[:, :, None], L + shift[None], L)
+
+
+@jax.jit
+def _offset_scores(values, off, weights):
+    """(n, c) Σ_i W[i, j] off_i over each row's observed continuous values: what the
+    standardized terms add to `lk.log_joint`'s raw score (the discrete offsets are 0)."""
+    q = off.shape[0] - values.shape[1]
+    seen = (~jnp.isnan(values)).astype(weights.dtype)
+    return einsum("ri,ic->rc", seen, off[q:, None] * weights[q:])
 
 
 def _row_sharded(mesh, *arrays):

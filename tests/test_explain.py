@@ -124,12 +124,31 @@ def test_terms_match_float64_references(fitted):
         m.explain(Z), m.weights_[None, :, None] * nb.explain(Z), rtol=1e-10, atol=1e-12
     )
     np.testing.assert_allclose(m.score_bias_, nb.class_log_prior_, rtol=1e-14)
-    # gradient weights: per-class weights on the NB terms, the learned bias replacing the prior
+    # gradient weights: per-class weights on the NB terms of the standardized values (log f +
+    # log s_i, s_i a continuous column's sd over the training rows: the pooled class moments),
+    # the learned bias replacing the prior
     m = models["WeightedNB-gradient"]
+    log_s = np.zeros(5)
+    cont = np.setdiff1d(np.arange(5), _DISC)
+    log_s[cont] = 0.5 * np.log(X[:, cont].var(0))
+    np.testing.assert_allclose(m.log_scale_, log_s, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(
-        m.explain(Z), m.weights_[None] * nb.explain(Z), rtol=1e-10, atol=1e-12
+        m.explain(Z),
+        m.weights_[None] * (nb.explain(Z) + log_s[None, :, None]),
+        rtol=1e-10,
+        atol=1e-12,
     )
     np.testing.assert_allclose(m.score_bias_, m.bias_, rtol=1e-14)
+    # a missing value's term is 0 and the score still the bias plus the terms
+    mm = _fit(lambda: jaxnb.WeightedNB("gradient", discrete=_DISC, missing="ignore"), X, y)
+    Zm = Z.copy()
+    Zm[::3, 0] = Zm[1::4, 4] = np.nan
+    E = mm.explain(Zm)
+    assert np.all(E[::3, 0] == 0) and np.all(E[1::4, 4] == 0)
+    np.testing.assert_allclose(mm.explain(Z)[:, [1, 2, 3]][2::3], E[:, [1, 2, 3]][2::3], rtol=1e-12)
+    np.testing.assert_allclose(
+        mm.score_bias_ + E.sum(1), mm.predict_joint_log_proba(Zm), rtol=1e-10, atol=1e-10
+    )
 
 
 def test_tan_terms_are_the_cpt_of_each_child_given_its_parent(fitted):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import jaxnb.distributed as jd
+import jaxnb.likelihood as lk
 from jaxnb.methods import group_lasso as gl
 from jaxnb.methods.nb import fit_nb, fit_stats
 
@@ -297,6 +298,50 @@ def test_sharded_wnb_converges_to_single_device_optimum():
     assert np.abs(np.asarray(sharded.weights) - 1).max() > 1e-3
     lp = jd.predict_wnb(sharded, jnp.asarray(codes), jnp.asarray(values))
     np.testing.assert_allclose(np.exp(lp).sum(-1), 1.0, rtol=1e-12)
+
+
+def test_wnb_optimum_and_probabilities_do_not_depend_on_units():
+    """Rescaling a continuous column by a shifts class j's raw term by -w_ij log a; the ridge
+    pulls the bias toward log pi, so on the raw terms the optimum moved with the units. On the
+    standardized terms (log f + log s_i, the default) it does not, missing values included."""
+    codes, values, y, w = _data(13, n=240, missing=True)
+    values = values - 1e3
+    kw = dict(n_states=N_STATES, n_classes=C, l2=1e-2, tol=1e-10)
+    ref, info = jd.fit_wnb(codes, values, y, w, **kw)
+    assert bool(info.converged)
+    P = np.exp(np.asarray(jd.predict_wnb(ref, jnp.asarray(codes), jnp.asarray(values))))
+    # log s_i: the weighted sd (ddof 0) of each continuous column's observed values; 0 discrete
+    seen = ~np.isnan(values)
+    want = np.zeros(len(N_STATES) + values.shape[1])
+    for i in range(values.shape[1]):
+        x, wi = values[seen[:, i], i], w[seen[:, i]]
+        want[len(N_STATES) + i] = 0.5 * np.log(
+            np.sum(wi * (x - np.average(x, weights=wi)) ** 2) / wi.sum()
+        )
+    np.testing.assert_allclose(np.asarray(ref.log_scale), want, rtol=1e-10, atol=1e-14)
+    # the score: bias + sum_i W_ij (log f + log s_i) over the observed values
+    L = np.asarray(lk.log_contributions(ref.nb, jnp.asarray(codes), jnp.asarray(values)))
+    obs = np.concatenate([codes >= 0, seen], axis=1)
+    S = np.asarray(ref.bias) + np.einsum(
+        "rpc,pc->rc", L + obs[:, :, None] * want[None, :, None], np.asarray(ref.weights)
+    )
+    np.testing.assert_allclose(
+        np.asarray(jd.wnb_log_joint(ref.nb, ref.weights, ref.bias, codes, values, ref.log_scale)),
+        S,
+        rtol=1e-10,
+    )
+    raw_gap = 0.0
+    for units in (1e-6, 1e6):
+        scaled = values * (units * np.array([1.0, 3.0]))
+        got, info = jd.fit_wnb(codes, scaled, y, w, **kw)
+        Q = np.exp(np.asarray(jd.predict_wnb(got, jnp.asarray(codes), jnp.asarray(scaled))))
+        np.testing.assert_allclose(Q, P, atol=1e-7, rtol=0)
+        np.testing.assert_allclose(np.asarray(got.weights), np.asarray(ref.weights), atol=1e-6)
+        raw, _ = jd.fit_wnb(codes, scaled, y, w, standardize=False, **kw)
+        R = np.exp(np.asarray(jd.predict_wnb(raw, jnp.asarray(codes), jnp.asarray(scaled))))
+        assert raw.log_scale is None
+        raw_gap = max(raw_gap, np.abs(R - P).max())
+    assert raw_gap > 1e-2  # the paper's raw terms: the optimum moves with the units
 
 
 def test_wnb_row_loss_blocks_do_not_change_value_or_gradient():

@@ -14,8 +14,9 @@ column of M states), c = 8 classes, n rows, float32 (JAX's default). Then one en
 shared UCI file's `country`, which `load_flags` drops).
 
 Last, two `TAN(discrete="all")` fits (the first compiles) on 1000 rows of the same data with the
-large column's states from ``--tan-states``: its (q, M, M, c) CPT counts are scattered row by row
-above 2^22 entries instead of contracted from one-hot codes.
+large column's states from ``--tan-states``, and two ``predict_proba`` calls on those rows: its
+CPT counts are scattered row by row where the one-hot contraction would pass 2^22 (q, M, M, c)
+entries, into a (K, M, c) table (K the total number of states).
 
 Usage: python benchmarks/bench_pair_measures.py [--n 194,1000] [--states 20,60,194,600]
 """
@@ -133,9 +134,17 @@ def main(argv=None):
             tan = jaxnb.TAN(discrete="all").fit(codes, y)
             jax.block_until_ready(tan.params_.log_cpt)
             times.append(time.perf_counter() - t0)
+        pred = []
+        for _ in range(2):  # the first call compiles
+            t0 = time.perf_counter()
+            tan.predict_proba(codes)
+            pred.append(time.perf_counter() - t0)
+        size = sum(a.nbytes for a in jax.tree.leaves(tan.params_)) / 1e6
         print(
             f"TAN(discrete='all') on 1000 rows, {codes.shape[1]} columns, one of {m} states, "
-            f"{c} classes: first fit {times[0]:.2f} s, second {times[1]:.2f} s"
+            f"{c} classes: first fit {times[0]:.2f} s, second {times[1]:.2f} s; "
+            f"predict_proba of the 1000 rows {pred[0]:.2f} s, again {pred[1]:.3f} s; "
+            f"parameters {size:.1f} MB"
         )
 
 

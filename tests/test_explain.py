@@ -155,10 +155,11 @@ def test_tan_terms_are_the_cpt_of_each_child_given_its_parent(fitted):
     X, Xc, y, models = fitted
     m, Z = models["TAN-discrete"], _discrete_part(X)[:37]
     E = m.explain(Z)
-    log_cpt = np.asarray(m.params_.log_cpt)  # (q, M, M, c): child state, parent state, class
+    log_cpt = np.asarray(m.params_.log_cpt)  # (K, M, c): offset + child state, parent, class
+    off = np.concatenate([[0], np.cumsum(m.n_states_)[:-1]])
     for i, parent in enumerate(m.tree_):
         b = Z[:, parent] if parent >= 0 else np.zeros(len(Z), int)  # roots use b = 0
-        np.testing.assert_allclose(E[:, i], log_cpt[i, Z[:, i], b], rtol=1e-12)
+        np.testing.assert_allclose(E[:, i], log_cpt[off[i] + Z[:, i], b], rtol=1e-12)
     assert (m.tree_ >= 0).sum() == 1  # two columns: one root, one child
 
 

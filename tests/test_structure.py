@@ -182,6 +182,9 @@ def test_discrete_tan_cpts_and_log_joint_match_reference():
     parent = np.array([-1, 0, 1], np.int32)
     params = S.fit_discrete_tan(codes, y, parent, states, c, w, alpha)
     cpt = np.exp(np.asarray(params.log_cpt))
+    # child states stacked (rows off[i] + a, K = 9), parent states padded to M = 4 columns
+    off = np.array([0, 2, 5])
+    assert cpt.shape == (9, 4, c) and params.log_marginal.shape == (9, c)
     # reference CPTs
     for i, par in enumerate(parent):
         for k in range(c):
@@ -189,8 +192,10 @@ def test_discrete_tan_cpts_and_log_joint_match_reference():
                 sel = (y == k) & ((codes[:, par] == b) if par >= 0 else True)
                 counts = np.array([w[sel & (codes[:, i] == a)].sum() for a in range(states[i])])
                 ref = (counts + alpha) / (counts.sum() + alpha * states[i])
-                np.testing.assert_allclose(cpt[i, : states[i], b, k], ref, rtol=1e-12)
-                assert np.all(cpt[i, states[i] :, b, k] == 0)
+                np.testing.assert_allclose(cpt[off[i] : off[i] + states[i], b, k], ref, rtol=1e-12)
+            # a parent state that never occurs: the uniform distribution
+            for b in range(states[par] if par >= 0 else 1, 4):
+                np.testing.assert_allclose(cpt[off[i] : off[i] + states[i], b, k], 1 / states[i])
     # log joint vs a direct NumPy evaluation
     got = np.asarray(S.discrete_tan_log_joint(params, codes[:40]))
     class_w = np.array([w[y == k].sum() for k in range(c)])
@@ -198,7 +203,7 @@ def test_discrete_tan_cpts_and_log_joint_match_reference():
     for r in range(40):
         for i, par in enumerate(parent):
             b = codes[r, par] if par >= 0 else 0
-            ref[r] += np.log(cpt[i, codes[r, i], b, :])
+            ref[r] += np.log(cpt[off[i] + codes[r, i], b, :])
     np.testing.assert_allclose(got, ref, rtol=1e-12)
     # missing child drops its term; missing parent uses P(X_i | C)
     miss = codes[:2].copy()
@@ -206,7 +211,7 @@ def test_discrete_tan_cpts_and_log_joint_match_reference():
     miss[1, 1] = -1  # parent of X2 and child of X0
     contrib = np.asarray(S.discrete_tan_log_contributions(params, miss))
     assert np.all(contrib[0, 2] == 0) and np.all(contrib[1, 1] == 0)
-    np.testing.assert_allclose(contrib[1, 2], params.log_marginal[2, miss[1, 2]], rtol=1e-12)
+    np.testing.assert_allclose(contrib[1, 2], params.log_marginal[off[2] + miss[1, 2]], rtol=1e-12)
 
 
 def test_discrete_tan_with_a_many_state_column_scatters_the_same_counts():
@@ -222,24 +227,28 @@ def test_discrete_tan_with_a_many_state_column_scatters_the_same_counts():
     w = rng.uniform(0.5, 2, n)
     parent = np.array([-1, 0, 1], np.int32)
     cpt = np.exp(np.asarray(S.fit_discrete_tan(codes, y, parent, states, c, w, alpha).log_cpt))
+    off = np.array([0, 2, 5])
+    assert cpt.shape == (905, 900, c)  # not (3, 900, 900, c): no padded child states
     for i, par in enumerate(parent):
         for k in range(c):
             for b in range(states[par] if par >= 0 else 1):
                 sel = (y == k) & ((codes[:, par] == b) if par >= 0 else True)
                 counts = np.bincount(codes[sel, i], weights=w[sel], minlength=states[i])
                 ref = (counts + alpha) / (counts.sum() + alpha * states[i])
-                np.testing.assert_allclose(cpt[i, : states[i], b, k], ref, rtol=1e-12)
+                np.testing.assert_allclose(cpt[off[i] : off[i] + states[i], b, k], ref, rtol=1e-12)
     # both count builders, with missing children and parents (a root's parent code is 0)
     codes[rng.random(codes.shape) < 0.1] = -1
     par_codes = np.where(parent[None, :] >= 0, codes[:, np.clip(parent, 0, None)], 0)
     wy = jax.nn.one_hot(y, c) * w[:, None]
     onehot = jax.nn.one_hot(codes[:, :2], 3)
     par_oh = jax.nn.one_hot(par_codes[:, :2], 3)
-    dense = S._tan_counts_dense(onehot, par_oh, wy)
+    dense = S._tan_counts_dense(onehot, par_oh, wy)  # (q, M, M, c)
     scattered = S._tan_counts_scatter(
-        jnp.asarray(codes[:, :2]), jnp.asarray(par_codes[:, :2]), wy, 3
-    )
-    np.testing.assert_allclose(scattered, dense, rtol=1e-12, atol=1e-12)
+        jnp.asarray(codes[:, :2]), jnp.asarray(par_codes[:, :2]), wy, off[:2], 5, 3
+    )  # (K, M, c): rows off[i] + a
+    seg, local = np.array([0, 0, 1, 1, 1]), np.array([0, 1, 0, 1, 2])
+    np.testing.assert_allclose(scattered, dense[seg, local], rtol=1e-12, atol=1e-12)
+    assert float(jnp.sum(dense[0, 2:])) == 0  # predictor 0 has 2 states: no count past them
     assert float(jnp.sum(dense)) > 0
 
 

@@ -371,6 +371,13 @@ def test_traced_arguments_skip_the_checks(data, params):
     np.testing.assert_allclose(
         jax.jit(S.discrete_tan_log_joint)(dtan, codes), S.discrete_tan_log_joint(dtan, codes)
     )
+    # a code past its states, which only a traced call lets through, scores -inf (probability
+    # 0), not a row of the stacked CPT that belongs to another state or predictor
+    bad = np.array(codes[:4])
+    bad[0, 1] = 3
+    L = np.asarray(jax.jit(S.discrete_tan_log_contributions)(dtan, bad))
+    assert np.all(np.isneginf(L[0, 1]))
+    np.testing.assert_allclose(L[1:], S.discrete_tan_log_contributions(dtan, codes[1:4]))
     flex = jax.jit(lambda par: K.flexible_tan_log_joint(x[:4], x, y, par, C))
     np.testing.assert_allclose(
         flex([-1, 0, 1]), K.flexible_tan_log_joint(x[:4], x, y, PARENT, C), rtol=1e-12

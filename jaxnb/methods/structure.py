@@ -40,6 +40,7 @@ import numpy as np
 from .._checks import check_array_range, concrete
 from .._dtypes import float_dtype
 from .._matmul import einsum, matmul
+from ..suffstats import state_offsets, state_segments
 from .filters import _variance_floor, as_state_tuple, jit_entry
 
 __all__ = [
@@ -527,49 +528,55 @@ def gaussian_tan_log_joint(params: GaussianTANParams, values) -> jax.Array:
 # discrete TAN
 # --------------------------------------------------------------------------------------------------
 class DiscreteTANParams(eqx.Module):
-    r"""Discrete TAN: log P(X_i = a | X_π(i) = b, C = c) in `log_cpt[i, a, b, c]`, padded to M
-    states.
+    r"""Discrete TAN: log P(X_i = a | X_π(i) = b, C = c) in ``log_cpt[offsets[i] + a, b, c]``.
 
-    Roots use b = 0. Padded states (a >= n_states[i]) hold -inf. `log_marginal[i, a, c]` = log P(X_i
-    = a | C = c), used when the parent value is missing.
+    Child states are stacked as in `jaxnb.params.NBParams.cpt` (rows ``offsets[i] :
+    offsets[i] + n_states[i]`` for predictor i, `jaxnb.suffstats.state_offsets`); the parent
+    state b runs over M = max(n_states) columns (the parent is data, not a static shape), and
+    roots use b = 0. Parent states b >= n_states[π(i)] never occur (their column is uniform).
+    ``log_marginal[offsets[i] + a, c]`` = log P(X_i = a | C = c), used when the parent value is
+    missing. Storage is (K, M, c) with K = Σ_i n_states[i]: one 2000-state column among 29
+    three-state ones takes 2087 x 2000 x 2 entries, where a (q, M, M, c) table padded to M
+    child states took 30 x 2000 x 2000 x 2 (1.9 GB in float64).
     """
 
     log_prior: jax.Array  # (c,)
-    log_cpt: jax.Array  # (q, M, M, c)
-    log_marginal: jax.Array  # (q, M, c)
+    log_cpt: jax.Array  # (K, M, c)
+    log_marginal: jax.Array  # (K, c)
     parent: jax.Array  # (q,) int32
     n_states: tuple[int, ...] = eqx.field(static=True)
 
 
-def _lidstone(counts, valid, alpha, n_valid):
-    """(N + α) / (Σ_a N + α M_i) over axis 1, uniform where the denominator vanishes (α = 0)."""
-    counts = jnp.where(valid, counts + alpha, 0.0)
-    den = jnp.sum(counts, axis=1, keepdims=True)
-    uniform = jnp.where(valid, 1.0 / n_valid, 0.0)
-    prob = jnp.where(den > 0, counts / jnp.where(den > 0, den, 1.0), uniform)
-    return jnp.where(valid, jnp.log(jnp.where(valid, prob, 1.0)), -jnp.inf)
+def _lidstone(counts, seg, alpha, n_valid):
+    """(N + α) / (Σ_a N + α M_i) over each predictor's rows of axis 0 (``seg`` (K,) static:
+    the predictor of each row), uniform 1 / M_i where the denominator vanishes (α = 0)."""
+    counts = counts + alpha
+    den = jax.ops.segment_sum(counts, seg, num_segments=len(n_valid))[seg]
+    prob = jnp.where(den > 0, counts / jnp.where(den > 0, den, 1.0), 1.0 / n_valid[seg])
+    return jnp.log(prob)
 
 
-# Above this many (q, M, M, c) CPT entries the counts are scattered row by row (O(n q) work)
-# instead of one contraction of one-hot codes (O(n q M^2 c) work: 23 s for 1000 rows and one
-# 2000-state column among 29 predictors); below it the contraction is as fast and is kept.
+# Above this many (q, M, M, c) entries the counts are scattered row by row (O(n q) work) instead
+# of one contraction of one-hot codes (O(n q M^2 c) work and a (q, M, M, c) temporary: 23 s for
+# 1000 rows and one 2000-state column among 29 predictors); below it the contraction is as fast
+# and is kept.
 _DENSE_CPT_MAX = 1 << 22
 
 
 def _tan_counts_dense(onehot, par_oh, wy):
-    """N[i, a, b, c] from one-hot codes (n, q, M), parent one-hots (n, q, M) and wy (n, c)."""
+    """N[i, a, b, c] (q, M, M, c) from one-hot codes (n, q, M), parent one-hots (n, q, M) and
+    wy (n, c)."""
     return einsum("nia,nib,nc->iabc", onehot, par_oh, wy)
 
 
-def _tan_counts_scatter(codes, par_codes, wy, m):
-    """The same counts, scattered: row n adds wy[n] at [i, codes[n, i], par_codes[n, i]] where
-    both codes are >= 0 (a root's parent code is 0)."""
-    n, q = codes.shape
+def _tan_counts_scatter(codes, par_codes, wy, offsets, n_rows: int, m: int):
+    """N (K, M, c) scattered: row n adds wy[n] at [offsets[i] + codes[n, i], par_codes[n, i]]
+    where both codes are >= 0 (a root's parent code is 0); K = ``n_rows``."""
     ok = (codes >= 0) & (par_codes >= 0)
     vals = jnp.where(ok[:, :, None], wy[:, None, :], 0.0)  # (n, q, c)
-    ii = jnp.broadcast_to(jnp.arange(q), (n, q))
-    counts = jnp.zeros((q, m, m, wy.shape[1]), wy.dtype)
-    return counts.at[ii, jnp.maximum(codes, 0), jnp.maximum(par_codes, 0)].add(vals)
+    rows = jnp.asarray(offsets)[None, :] + jnp.maximum(codes, 0)
+    counts = jnp.zeros((n_rows, m, wy.shape[1]), wy.dtype)
+    return counts.at[rows, jnp.maximum(par_codes, 0)].add(vals)
 
 
 @jit_entry("n_states", "n_classes", check=_eager_check)
@@ -581,8 +588,9 @@ def fit_discrete_tan(
     P(X_i = a | X_π(i) = b, C = c) = (N_iabc + α) / (N_ibc + α M_i), where N counts (weighted) rows
     with both X_i and its parent observed; roots use P(X_i = a | C = c) = (N_iac + α)/(N_ic + α
     M_i). α = 1 is Laplace; with α = 0 an unseen (b, c) configuration gets the uniform distribution.
-    All CPTs come from one contraction `einsum('nia,nib,nc->iabc')`, or, above 2^22 CPT entries
-    (a column with many states), from a scatter-add of the rows (the same counts).
+    All CPTs come from one contraction `einsum('nia,nib,nc->iabc')`, or, above 2^22 entries of
+    that (q, M, M, c) contraction (a column with many states), from a scatter-add of the rows
+    into the (K, M, c) layout of `DiscreteTANParams` (the same counts).
 
     Args:
       codes: int (n, q), negative = missing; y: int (n,); parent: int (q,), a forest with
@@ -599,29 +607,29 @@ def fit_discrete_tan(
         raise ValueError(f"parent must have shape ({q},); got {parent.shape}")
     m = max(states)
     dtype = float_dtype()
+    offsets = state_offsets(states)
+    seg = state_segments(states)  # (K,) predictor of each flat row
+    local = np.arange(len(seg)) - offsets[seg]  # (K,) child state of each flat row
     wy = _weights_and_onehot(y, n, n_classes, weight, dtype)
     onehot = jax.nn.one_hot(codes, m, dtype=dtype)  # (n, q, M); missing -> zeros
     has = parent >= 0
     if q * m * m * n_classes > _DENSE_CPT_MAX:
         icodes = codes.astype(jnp.int32)
         par_codes = jnp.where(has[None, :], icodes[:, jnp.clip(parent, 0)], 0)
-        counts = _tan_counts_scatter(icodes, par_codes, wy, m)
+        counts = _tan_counts_scatter(icodes, par_codes, wy, offsets, len(seg), m)
     else:
         par_oh = jnp.where(
             has[None, :, None],
             onehot[:, jnp.clip(parent, 0), :],
             jax.nn.one_hot(0, m, dtype=dtype)[None, None, :],
         )
-        counts = _tan_counts_dense(onehot, par_oh, wy)
-    marg = einsum("nia,nc->iac", onehot, wy)
+        counts = _tan_counts_dense(onehot, par_oh, wy)[seg, local]  # (K, M, c)
+    marg = einsum("nia,nc->iac", onehot, wy)[seg, local]  # (K, c)
     n_valid = jnp.asarray(states, dtype)
-    valid = jnp.arange(m)[None, :] < jnp.asarray(states)[:, None]  # (q, M)
-    log_cpt = _lidstone(counts, valid[:, :, None, None], alpha, n_valid[:, None, None, None])
-    log_marginal = _lidstone(marg, valid[:, :, None], alpha, n_valid[:, None, None])
     return DiscreteTANParams(
         log_prior=_log_prior(wy),
-        log_cpt=log_cpt,
-        log_marginal=log_marginal,
+        log_cpt=_lidstone(counts, seg, alpha, n_valid[:, None, None]),
+        log_marginal=_lidstone(marg, seg, alpha, n_valid[:, None]),
         parent=parent,
         n_states=states,
     )
@@ -646,15 +654,20 @@ def discrete_tan_log_contributions(params: DiscreteTANParams, codes) -> jax.Arra
     """
     codes = jnp.asarray(codes)
     _check_query_columns("codes", codes, len(params.n_states), "the training codes")
-    q = codes.shape[1]
+    states = jnp.asarray(params.n_states)
     has = params.parent >= 0
-    a = jnp.clip(codes, 0)
+    # a code past its predictor's states (checked eagerly; possible only in a caller's jit)
+    # scores -inf, as a state of probability 0, not the next predictor's row
+    out = codes >= states[None, :]
+    rows = jnp.asarray(state_offsets(params.n_states))[None, :] + jnp.clip(
+        codes, 0, states[None, :] - 1
+    )
     b_raw = jnp.where(has[None, :], codes[:, jnp.clip(params.parent, 0)], 0)
-    b = jnp.clip(b_raw, 0)
-    i = jnp.broadcast_to(jnp.arange(q)[None, :], codes.shape)
-    cond = params.log_cpt[i, a, b]  # (n, q, c)
-    marg = params.log_marginal[i, a]
+    b = jnp.clip(b_raw, 0, params.log_cpt.shape[1] - 1)
+    cond = params.log_cpt[rows, b]  # (n, q, c)
+    marg = params.log_marginal[rows]
     term = jnp.where((b_raw >= 0)[:, :, None], cond, marg)
+    term = jnp.where(out[:, :, None], -jnp.inf, term)
     return jnp.where((codes >= 0)[:, :, None], term, 0.0)
 
 

@@ -378,6 +378,12 @@ def test_traced_arguments_skip_the_checks(data, params):
     L = np.asarray(jax.jit(S.discrete_tan_log_contributions)(dtan, bad))
     assert np.all(np.isneginf(L[0, 1]))
     np.testing.assert_allclose(L[1:], S.discrete_tan_log_contributions(dtan, codes[1:4]))
+    # parameters in the padded (q, M, M, c) layout of older versions (an old pickle) are refused
+    old = S.DiscreteTANParams(
+        dtan.log_prior, jnp.zeros((3, 3, 3, C)), jnp.zeros((3, 3, C)), dtan.parent, (3, 3, 3)
+    )
+    with pytest.raises(ValueError, match=r"\(K, M, c\).*Refit"):
+        S.discrete_tan_log_contributions(old, codes)
     flex = jax.jit(lambda par: K.flexible_tan_log_joint(x[:4], x, y, par, C))
     np.testing.assert_allclose(
         flex([-1, 0, 1]), K.flexible_tan_log_joint(x[:4], x, y, PARENT, C), rtol=1e-12

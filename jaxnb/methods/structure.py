@@ -654,6 +654,13 @@ def discrete_tan_log_contributions(params: DiscreteTANParams, codes) -> jax.Arra
     """
     codes = jnp.asarray(codes)
     _check_query_columns("codes", codes, len(params.n_states), "the training codes")
+    k = sum(params.n_states)
+    if params.log_cpt.ndim != 3 or params.log_cpt.shape[0] != k:
+        raise ValueError(
+            f"params.log_cpt must have shape (K, M, c) with K = sum(n_states) = {k} (child "
+            f"states stacked, `DiscreteTANParams`); got {params.log_cpt.shape}, the (q, M, M, c) "
+            "layout of an older jaxnb? Refit the model"
+        )
     states = jnp.asarray(params.n_states)
     has = params.parent >= 0
     # a code past its predictor's states (checked eagerly; possible only in a caller's jit)

@@ -781,8 +781,9 @@ def _fit_wnb_core(
     )
     off = None
     if standardize:
-        pw, _, pm2 = pooled_gaussian(stats)
-        off = jnp.concatenate([jnp.zeros(len(stats.n_states), pm2.dtype), log_pooled_sd(pw, pm2)])
+        pw, pmean, pm2 = pooled_gaussian(stats)
+        off = log_pooled_sd(pw, pmean, pm2)
+        off = jnp.concatenate([jnp.zeros(len(stats.n_states), off.dtype), off])
     if mesh is None:
         rows = lambda nb, W, b: wnb_row_loss(nb, W, b, data, log_scale=off)
     else:

@@ -889,8 +889,7 @@ class WeightedNB(_Additive, BaseNB):
 def _unit_offsets(stats, q: int) -> jax.Array:
     """(p,) log s_i of each continuous predictor (pooled weighted sd over the classes; 0 without
     spread) and 0 for the q discrete ones, in the internal order [discrete, continuous]."""
-    pw, _, pm2 = pooled_gaussian(stats)
-    cont = log_pooled_sd(pw, pm2)
+    cont = log_pooled_sd(*pooled_gaussian(stats))
     return jnp.concatenate([jnp.zeros(q, cont.dtype), cont])
 
 

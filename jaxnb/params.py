@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import broadcasts_to, check_array_range, concrete
-from .suffstats import SuffStats, pooled_gaussian, state_segments
+from .suffstats import SuffStats, has_spread, pooled_gaussian, state_segments
 
 __all__ = ["NBParams", "fit_mle", "fit_marginal", "interpolate", "predictor_alpha_rows"]
 
@@ -114,9 +114,10 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
     )
     pw, pmean, pm2 = pooled_gaussian(stats)
     pvar = pm2 / jnp.where(pw > 0, pw, 1.0)
-    # A constant or never-observed predictor has pooled variance 0: give it a unit variance in
-    # every class so that its (then class-independent) term drops out instead of producing NaN.
-    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)
+    # A constant or never-observed predictor has pooled variance 0 (up to rounding: `has_spread`):
+    # give it a unit variance in every class so that its (then class-independent) term drops out
+    # instead of producing NaN or a huge term.
+    floor = jnp.where(has_spread(pw, pmean, pm2), var_smoothing * pvar, 1.0)
     has = stats.weight > 0
     var = jnp.where(has, stats.m2 / jnp.where(has, stats.weight, 1.0), pvar)
     mean = jnp.where(has, stats.mean, pmean)
@@ -140,7 +141,7 @@ def fit_marginal(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -
         cpt = stats.counts
     pw, pmean, pm2 = pooled_gaussian(stats)
     pvar = pm2 / jnp.where(pw > 0, pw, 1.0)
-    pvar = jnp.where(pvar > 0, pvar * (1.0 + var_smoothing), 1.0)
+    pvar = jnp.where(has_spread(pw, pmean, pm2), pvar * (1.0 + var_smoothing), 1.0)
     shape = stats.mean.shape
     mean = jnp.broadcast_to(pmean[..., None, :], shape)
     std = jnp.broadcast_to(jnp.sqrt(pvar)[..., None, :], shape)

@@ -32,6 +32,7 @@ __all__ = [
     "merge",
     "subtract",
     "empty_stats",
+    "has_spread",
     "log_pooled_sd",
     "pooled_gaussian",
     "pooled_moments",
@@ -435,11 +436,28 @@ def pooled_moments(weight, mean, m2):
     return w, pmean, pm2
 
 
-def log_pooled_sd(weight, m2):
-    """log s = 0.5 log(m2 / weight) of pooled moments, 0 without spread (no value or constant):
-    the offset that makes a Gaussian log density that of the standardized value x / s."""
+#: A column counts as constant when its pooled standard deviation is at most this many machine
+#: epsilons of its mean's magnitude: the class means and m2 of a constant column carry rounding
+#: (float32, a column of 1e6 + 0.1: sd 0.5 eps |mean| from a fit's sums, up to ~2 eps from a
+#: stream's per-class means), which a test ``var > 0`` took for spread.
+SPREAD_EPS = 16
+
+
+def has_spread(weight, mean, m2):
+    """Whether pooled moments (weight, mean, m2), shapes (..., r), show a spread above rounding:
+    sd > `SPREAD_EPS` eps |mean| (False with no weight, or for a constant column)."""
     var = m2 / jnp.where(weight > 0, weight, 1.0)
-    return jnp.where(var > 0, 0.5 * jnp.log(jnp.where(var > 0, var, 1.0)), 0.0)
+    eps = jnp.finfo(var.dtype).eps
+    return (var > 0) & (jnp.sqrt(jnp.maximum(var, 0.0)) > SPREAD_EPS * eps * jnp.abs(mean))
+
+
+def log_pooled_sd(weight, mean, m2):
+    """log s = 0.5 log(m2 / weight) of pooled moments, 0 without spread (`has_spread`: no value,
+    or constant up to rounding): the offset that makes a Gaussian log density that of the
+    standardized value x / s."""
+    var = m2 / jnp.where(weight > 0, weight, 1.0)
+    ok = has_spread(weight, mean, m2)
+    return jnp.where(ok, 0.5 * jnp.log(jnp.where(ok, var, 1.0)), 0.0)
 
 
 def _check_compatible(a: SuffStats, b: SuffStats) -> None:

@@ -12,6 +12,7 @@ there column order can matter (the last test).
 
 import inspect
 
+import jax
 import numpy as np
 import pytest
 
@@ -175,3 +176,47 @@ def test_rescaling_continuous_columns_with_missing_values_changes_nothing(name, 
     gone[:, np.setdiff1d(np.arange(X.shape[1]), cont)] = False  # discrete columns complete
     X = np.where(gone, np.nan, X)
     _check_units(name, options, tol, X, y, dict(kw, missing="ignore"), cont)
+
+
+# ParzenNB: one joint kernel whose bandwidth rule depends on the number of columns; AveragedNB:
+# seeded random visit orders over the columns (both change with any added column)
+_CONSTANT_CASES = [c for c in _UNIT_CASES if c[0] not in ("ParzenNB", "AveragedNB")]
+
+
+@pytest.mark.parametrize(("name", "options", "tol"), _CONSTANT_CASES, ids=lambda v: str(v))
+def test_a_constant_column_changes_no_probability(name, options, tol):
+    """A continuous column that never varies carries no information. Its class means and m2
+    carry rounding (1e6 + 0.1: a pooled sd of ~1 eps |mean|), which a test ``var > 0`` took for
+    spread: `OnlineWeightedNB` then scored a huge class-independent term that its per-class
+    weights turned into a second bias (probabilities 0.09 apart in float64, 0.28 in float32,
+    importance 0.24); in float32 `GroupLassoNB` selected the column (0.06)."""
+    X, y, disc = _table()
+    kw, _ = _unit_columns(name, X, disc)
+    if name in _NUMERIC_ONLY:
+        X = np.delete(X, disc, axis=1)
+    wide = np.c_[X, np.full(len(y), 1e6 + 0.1)]
+    a = getattr(jaxnb, name)(**kw, **options).fit(X, y)
+    b = getattr(jaxnb, name)(**kw, **options).fit(wide, y)
+    np.testing.assert_allclose(b.predict_proba(wide), a.predict_proba(X), atol=max(tol, 1e-9))
+    if hasattr(b, "explain"):
+        assert b.feature_importances_[-1] <= max(tol, 1e-12)
+    for attr in ("support_", "alpha_"):
+        if hasattr(b, attr):
+            assert not np.asarray(getattr(b, attr))[-1], attr
+
+
+@pytest.mark.parametrize("name", ["GroupLassoNB", "OnlineWeightedNB", "NaiveBayes"])
+def test_a_constant_column_changes_no_probability_in_float32(name):
+    X, y, disc = _table()
+    kw = {"discrete": disc} if name != "OnlineWeightedNB" else {}
+    if name == "OnlineWeightedNB":
+        X = np.delete(X, disc, axis=1)
+    X = X.astype(np.float32)
+    wide = np.c_[X, np.full(len(y), 1e6 + 0.1, np.float32)]
+    opts = {"learning_rate": 1e-2} if name == "OnlineWeightedNB" else {}
+    with jax.enable_x64(False):
+        a = getattr(jaxnb, name)(**kw, **opts).fit(X, y)
+        b = getattr(jaxnb, name)(**kw, **opts).fit(wide, y)
+        np.testing.assert_allclose(b.predict_proba(wide), a.predict_proba(X), atol=2e-6)
+        if hasattr(b, "support_"):
+            assert not b.support_[-1]

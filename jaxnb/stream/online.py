@@ -93,7 +93,7 @@ from ..data import (
 from ..estimators import BaseNB, _Additive
 from ..exceptions import NotFittedError
 from ..optim.named import NamedOptimizer
-from ..suffstats import log_pooled_sd, pooled_moments
+from ..suffstats import has_spread, log_pooled_sd, pooled_moments
 from .summaries import (
     CPiD,
     GaussianSummary,
@@ -231,8 +231,7 @@ def standardized_offset(summary: GaussianSummary) -> jax.Array:
     units (columns in km rather than m changed probabilities by up to 0.44 at learning rate
     1e-2, in mm by up to 0.82). With the offset the terms, and the SGD path, are unit-free; the
     model family is the same (b_k absorbs sum_i w_ik o_i)."""
-    tot, _, pm2 = pooled_moments(summary.count, summary.mean, summary.m2)
-    return log_pooled_sd(tot, pm2)
+    return log_pooled_sd(*pooled_moments(summary.count, summary.mean, summary.m2))
 
 
 def log_contributions(
@@ -249,8 +248,13 @@ def log_contributions(
     if isinstance(summary, GaussianSummary):
         L = log_prob_gaussian(summary, values, var_smoothing)
         if standardize:
-            off = standardized_offset(summary)[None, :, None]
-            L = jnp.where(jnp.isnan(values)[:, :, None], 0.0, L + off)
+            # a predictor without spread so far (one value, or a constant column) has no
+            # standardized density, and its term would be the same in every class: 0, as a
+            # missing value (the per-class weights turned that constant into a second bias and
+            # a constant column moved the probabilities by up to 0.09)
+            pooled = pooled_moments(summary.count, summary.mean, summary.m2)
+            keep = ~jnp.isnan(values) & has_spread(*pooled)[None, :]
+            L = jnp.where(keep[:, :, None], L + log_pooled_sd(*pooled)[None, :, None], 0.0)
         return L
     if cuts is None:
         return summary.log_prob(values, smoothing=smoothing, check_input=False)
@@ -671,7 +675,8 @@ def _gaussian_params(count, mean, m2, var_smoothing, standardize=False):
     """Effective mean, variance and log-variance `(..., c, p)` of
     `summaries._effective_gaussian`, and whether each predictor has any value yet `(..., 1, p)`
     (if not, it contributes 0). With ``standardize`` the log-variance returned is that of the
-    standardized value (log sigma² - log s², the constant of `standardized_offset`)."""
+    standardized value (log sigma² - log s², the constant of `standardized_offset`), and a
+    predictor without spread yet contributes 0 as well."""
     tot = _class_sum(count)
     safe_tot = jnp.where(tot > 0, tot, 1)
     pmean = _class_sum(count * mean) / safe_tot
@@ -679,11 +684,13 @@ def _gaussian_params(count, mean, m2, var_smoothing, standardize=False):
     has = count > 0
     var = jnp.where(has, m2 / jnp.where(has, count, 1), pvar)
     mu = jnp.where(has, mean, pmean)
-    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)  # as `fit_mle` (see above)
+    spread = has_spread(jnp.ones_like(pvar), pmean, pvar)
+    floor = jnp.where(spread, var_smoothing * pvar, 1.0)  # as `fit_mle` (see above)
     var = jnp.maximum(var + floor, jnp.finfo(var.dtype).tiny)  # as `_effective_gaussian`
     logvar = jnp.log(var)
     if standardize:  # log N + log s_i: `standardized_offset` (log s_i = 0.5 log pvar_i)
-        logvar = logvar - 2.0 * log_pooled_sd(jnp.ones_like(pvar), pvar)
+        logvar = logvar - 2.0 * log_pooled_sd(jnp.ones_like(pvar), pmean, pvar)
+        return mu, var, logvar, spread  # no spread: term 0 (`log_contributions`)
     return mu, var, logvar, tot > 0
 
 
@@ -917,7 +924,10 @@ class OnlineWeightedNB(_Additive, BaseNB):
         standardized values, log N(x_i; mu_ik, sigma²_ik) + log s_i with s_i the pooled standard
         deviation streamed so far (`standardized_offset`), so rescaling a column (m -> km)
         changes nothing; the model is Stream eq. 2's with a shifted bias (b_k + sum_i w_ik
-        log s_i). False: the paper's raw log densities, whose SGD path depends on the units (one
+        log s_i). A predictor without spread so far (a constant column) has no standardized
+        density and contributes 0, so adding a constant column changes nothing either (on the
+        raw terms its class-independent density, times per-class weights, acted as a second
+        bias). False: the paper's raw log densities, whose SGD path depends on the units (one
         pass does not move b far enough to absorb a column's -log(scale) shift). Binned
         summaries score interval probabilities, unit-free either way.
 

@@ -41,7 +41,7 @@ from jax import lax
 from .._checks import check_int, check_real
 from .._dtypes import float_dtype
 from .._matmul import matmul
-from ..suffstats import pooled_moments
+from ..suffstats import has_spread, pooled_moments
 
 __all__ = [
     "CPiD",
@@ -308,8 +308,9 @@ def _effective_gaussian(state: GaussianSummary, var_smoothing):
     var = jnp.where(has, state.m2 / jnp.where(has, count, 1), pvar[None, :])
     mean = jnp.where(has, state.mean, pmean[None, :])
     # the floor of `jaxnb.params.fit_mle`: var_smoothing x the pooled variance, or 1 for a
-    # predictor without spread (constant so far), whose tiny variance would swamp every other term
-    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)
+    # predictor without spread (constant so far, up to rounding: `has_spread`), whose tiny
+    # variance would swamp every other term
+    floor = jnp.where(has_spread(jnp.ones_like(pvar), pmean, pvar), var_smoothing * pvar, 1.0)
     var = jnp.maximum(var + floor[None, :], jnp.finfo(var.dtype).tiny)  # no absolute scale
     return mean, var, tot > 0
 

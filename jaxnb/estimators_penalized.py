@@ -41,7 +41,7 @@ from .model_selection import (
     validation_split,
 )
 from .params import NBParams, fit_mle
-from .suffstats import log_pooled_sd, pooled_gaussian
+from .suffstats import has_spread, log_pooled_sd, pooled_gaussian
 
 __all__ = ["GroupLassoNB", "L1NB", "WeightedNB", "register_methods"]
 
@@ -703,7 +703,8 @@ class WeightedNB(_Additive, BaseNB):
       the raw terms, 71 in each unit now); a missing value's term is 0 (marginalized) in the
       standardized terms, where in the raw ones it would shift class j by w_ij log s_i against
       an observed value, in a unit-dependent way. ``explain`` gives the standardized terms
-      w_ij (log f + log s_i), and ``bias_`` (= ``score_bias_``) is their bias.
+      w_ij (log f + log s_i), and ``bias_`` (= ``score_bias_``) is their bias. A constant
+      continuous column has no standardized density: its term is 0 (as in `OnlineWeightedNB`).
 
     Args:
       scheme: "ferreira" or "gradient".
@@ -806,7 +807,7 @@ class WeightedNB(_Additive, BaseNB):
                 n_bins=int(self.n_bins),
                 state_weighting=self.state_weighting,
             )
-            self._b = self._off = None
+            self._b = self._off = self._keep = None
         else:
             # the model's terms are those of the standardized values (log f + log s_i for an
             # observed Gaussian value, s_i its pooled sd; a missing value's term stays 0): in
@@ -814,8 +815,11 @@ class WeightedNB(_Additive, BaseNB):
             # stopped at max_steps short of the optimum, a missing value (term 0 in every unit)
             # shifted a class's score by w_ij log s_i against an observed one, and explain /
             # feature_importances_ (spreads of w_ij log f across j) moved with the units
-            off = _unit_offsets(stats, len(self.n_states_))
+            off, keep = _unit_offsets(stats, len(self.n_states_))
+            # a constant column has no standardized density: term 0 (as `OnlineWeightedNB`),
+            # not a class-independent value that per-class weights would turn into a bias
             L = _standardized_terms(_log_contrib(self.params_, cd, vl), vl, off)
+            L = jnp.where(keep[None, :, None], L, 0.0)
             mesh = _as_mesh(self.mesh)
             if mesh is not None:  # rows split over the devices; XLA partitions the loss
                 L, yy, ww = _row_sharded(mesh, L, yy, ww)
@@ -830,7 +834,7 @@ class WeightedNB(_Additive, BaseNB):
                 max_steps=None if self.max_steps is None else int(self.max_steps),
                 tol=float(self.tol),
             )
-            self._w, self._b, self._off = prm.weights, prm.bias, off
+            self._w, self._b, self._off, self._keep = prm.weights, prm.bias, off, keep
             self.info_ = info
             self.bias_ = np.asarray(self._b)
             self.log_scale_ = np.asarray(off)[order]
@@ -872,25 +876,35 @@ class WeightedNB(_Additive, BaseNB):
         return int(np.sum(np.any(w != 0, axis=1)))
 
     # a model pickled before the standardized terms has no _off: its bias is for the raw terms
+    def _score_weights(self):
+        """The weights the scores use: 0 for a predictor without spread (its term is 0)."""
+        keep = getattr(self, "_keep", None)
+        return self._w if keep is None else jnp.where(keep[:, None], self._w, 0.0)
+
     def _log_joint_scores(self, codes, values):
-        s = _log_joint(self.params_, codes, values, self._w, self._b)
+        W = self._score_weights()
+        s = _log_joint(self.params_, codes, values, W, self._b)
         off = getattr(self, "_off", None)
-        return s if off is None else s + _offset_scores(values, off, self._w)
+        return s if off is None else s + _offset_scores(values, off, W)
 
     def _contributions(self, codes, values):
-        E = _weighted_contrib(self.params_, codes, values, jnp.asarray(self._w))
+        W = self._score_weights()
+        E = _weighted_contrib(self.params_, codes, values, jnp.asarray(W))
         off = getattr(self, "_off", None)
-        return E if off is None else _standardized_terms(E, values, off, self._w)
+        return E if off is None else _standardized_terms(E, values, off, W)
 
     def _score_bias(self):
         return self.params_.log_prior if self._b is None else self._b
 
 
-def _unit_offsets(stats, q: int) -> jax.Array:
+def _unit_offsets(stats, q: int):
     """(p,) log s_i of each continuous predictor (pooled weighted sd over the classes; 0 without
-    spread) and 0 for the q discrete ones, in the internal order [discrete, continuous]."""
-    cont = log_pooled_sd(*pooled_gaussian(stats))
-    return jnp.concatenate([jnp.zeros(q, cont.dtype), cont])
+    spread) and 0 for the q discrete ones, in the internal order [discrete, continuous]; and (p,)
+    whether each predictor has a term (False for a continuous one without spread)."""
+    pooled = pooled_gaussian(stats)
+    cont = log_pooled_sd(*pooled)
+    keep = jnp.concatenate([jnp.ones(q, bool), has_spread(*pooled)])
+    return jnp.concatenate([jnp.zeros(q, cont.dtype), cont]), keep
 
 
 @jax.jit

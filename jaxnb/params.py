@@ -114,7 +114,7 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
     )
     pw, pmean, pm2 = pooled_gaussian(stats)
     pvar = pm2 / jnp.where(pw > 0, pw, 1.0)
-    # A constant or never-observed predictor has pooled variance 0 (up to rounding: `has_spread`):
+    # A constant or never-observed predictor has pooled variance 0 (`has_spread`, pooled exactly):
     # give it a unit variance in every class so that its (then class-independent) term drops out
     # instead of producing NaN or a huge term.
     floor = jnp.where(has_spread(pw, pmean, pm2), var_smoothing * pvar, 1.0)

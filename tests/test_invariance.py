@@ -185,9 +185,9 @@ _CONSTANT_CASES = [c for c in _UNIT_CASES if c[0] not in ("ParzenNB", "AveragedN
 
 @pytest.mark.parametrize(("name", "options", "tol"), _CONSTANT_CASES, ids=lambda v: str(v))
 def test_a_constant_column_changes_no_probability(name, options, tol):
-    """A continuous column that never varies carries no information. Its class means and m2
-    carry rounding (1e6 + 0.1: a pooled sd of ~1 eps |mean|), which a test ``var > 0`` took for
-    spread: `OnlineWeightedNB` then scored a huge class-independent term that its per-class
+    """A continuous column that never varies carries no information. Pooled as Σ w mean / Σ w,
+    its class means gave a pooled sd of ~1 eps |mean| (1e6 + 0.1), which looked like spread:
+    `OnlineWeightedNB` then scored a huge class-independent term that its per-class
     weights turned into a second bias (probabilities 0.09 apart in float64, 0.28 in float32,
     importance 0.24); in float32 `GroupLassoNB` selected the column (0.06)."""
     X, y, disc = _table()

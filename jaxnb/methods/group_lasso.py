@@ -107,7 +107,7 @@ from jaxnb.optim.prox import (
     prox_group_l2_simplex,
     safe_norm_from_sq,
 )
-from jaxnb.suffstats import has_spread
+from jaxnb.suffstats import has_spread, pooled_moments
 
 
 def _check_values(name, value, *, low_open=False):
@@ -297,13 +297,12 @@ def make_group_lasso_problem(
     # Pooled (marginal) Gaussian: the constrained MLE with equal parameters in every class.
     w_tot = jnp.sum(weight, axis=0)
     w_safe = jnp.where(w_tot > 0, w_tot, 1.0)
-    mu0 = jnp.where(w_tot > 0, jnp.sum(weight * xbar, axis=0) / w_safe, 0.0)
-    m2_0 = jnp.sum(m2 + weight * (xbar - mu0[None, :]) ** 2, axis=0)
+    _, mu0, m2_0 = pooled_moments(weight, xbar, m2)  # exact for a constant column
     sigma0 = jnp.where(w_tot > 0, jnp.sqrt(m2_0 / w_safe), 1.0)
     # no spread at all (constant over the weighted rows, or no row): scale 1 in Omega^(0) and in
     # every class of Omega^(1), so Omega^(1) = Omega^(0) and the predictor is never active (a
     # floored class scale would make it look informative and move lambda_max)
-    flat = ~has_spread(w_tot, mu0, m2_0)  # constant up to rounding counts as no spread
+    flat = ~has_spread(w_tot, mu0, m2_0)
     sigma0 = jnp.where(flat, 1.0, sigma0)
     if min_std is None:
         floor = 1e-3 * sigma0

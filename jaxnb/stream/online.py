@@ -679,7 +679,11 @@ def _gaussian_params(count, mean, m2, var_smoothing, standardize=False):
     predictor without spread yet contributes 0 as well."""
     tot = _class_sum(count)
     safe_tot = jnp.where(tot > 0, tot, 1)
-    pmean = _class_sum(count * mean) / safe_tot
+    # pooled as an offset from the heaviest class's mean: exact for a constant column
+    # (`suffstats.pooled_moments`)
+    ref = jnp.take_along_axis(mean, jnp.argmax(count, axis=-2)[..., None, :], axis=-2)
+    d = jnp.where(count > 0, mean - ref, 0.0)
+    pmean = jnp.where(tot > 0, ref + _class_sum(count * d) / safe_tot, 0.0)
     pvar = (_class_sum(m2) + _class_sum(count * (mean - pmean) ** 2)) / safe_tot
     has = count > 0
     var = jnp.where(has, m2 / jnp.where(has, count, 1), pvar)

@@ -308,8 +308,8 @@ def _effective_gaussian(state: GaussianSummary, var_smoothing):
     var = jnp.where(has, state.m2 / jnp.where(has, count, 1), pvar[None, :])
     mean = jnp.where(has, state.mean, pmean[None, :])
     # the floor of `jaxnb.params.fit_mle`: var_smoothing x the pooled variance, or 1 for a
-    # predictor without spread (constant so far, up to rounding: `has_spread`), whose tiny
-    # variance would swamp every other term
+    # predictor without spread (constant so far: `has_spread`), whose tiny variance would swamp
+    # every other term
     floor = jnp.where(has_spread(jnp.ones_like(pvar), pmean, pvar), var_smoothing * pvar, 1.0)
     var = jnp.maximum(var + floor[None, :], jnp.finfo(var.dtype).tiny)  # no absolute scale
     return mean, var, tot > 0

@@ -68,10 +68,9 @@ from jax.sharding import PartitionSpec as P
 from . import likelihood as lk
 from ._checks import check_array_range, concrete
 from ._dtypes import float_dtype
-from ._matmul import einsum
 from .methods import group_lasso as gl
 from .params import NBParams, fit_mle
-from .suffstats import SuffStats, accumulate, log_pooled_sd, pooled_gaussian
+from .suffstats import SuffStats, accumulate, log_pooled_sd, pooled_gaussian, pooled_moments
 
 _fit_mle = jax.jit(fit_mle)
 
@@ -403,16 +402,13 @@ def psum_stats(stats: SuffStats, axis_name: str = DATA_AXIS) -> SuffStats:
 def merge_stacked_stats(stats: SuffStats) -> SuffStats:
     """Merge statistics stacked on a leading axis (e.g. per process or per chunk) into one.
 
-    The same pooled multi-way merge as `psum_stats` (means as offsets from the largest one, exact
-    for a constant column), over axis 0 instead of a mesh axis.
+    The same pooled multi-way merge as `psum_stats`, over axis 0 instead of a mesh axis: the
+    parts are pooled as `jaxnb.suffstats.pooled_moments` pools classes (exact for a constant
+    column).
     """
-    w = stats.weight.sum(0)
-    safe = jnp.where(w > 0, w, 1.0)
-    has = stats.weight > 0
-    ref = jnp.where(w > 0, jnp.max(jnp.where(has, stats.mean, -jnp.inf), axis=0), 0.0)
-    d = jnp.where(has, stats.mean - ref[None], 0.0)
-    mean = jnp.where(w > 0, ref + (stats.weight * d).sum(0) / safe, 0.0)
-    m2 = (stats.m2 + stats.weight * (stats.mean - mean[None]) ** 2).sum(0)
+    w, mean, m2 = pooled_moments(
+        *(jnp.moveaxis(a, 0, -2) for a in (stats.weight, stats.mean, stats.m2))
+    )
     return SuffStats(stats.class_weight.sum(0), stats.counts.sum(0), w, mean, m2, stats.n_states)
 
 
@@ -612,11 +608,7 @@ def wnb_log_joint(nb: NBParams, weights, bias, codes, values, log_scale=None):
     """(n, c) scores ``bias_j + Σ_i weights[i, j] (log f(x_ri | j) + log_scale_i)`` over each
     row's observed values (`WNBParams`); ``log_scale=None``: the raw terms (`lk.log_joint`)."""
     s = lk.log_joint(nb, codes, values, weights, bias)
-    if log_scale is None:
-        return s
-    q = len(nb.n_states)
-    seen = (~jnp.isnan(values)).astype(s.dtype)
-    return s + einsum("ri,ic->rc", seen, log_scale[q:, None] * weights[q:])
+    return s if log_scale is None else s + lk.offset_scores(values, log_scale, weights)
 
 
 def _wnb_block_loss(nb, weights, bias, data, log_scale):
@@ -792,8 +784,8 @@ def _fit_wnb_core(
     )
     off = None
     if standardize:
-        pw, pmean, pm2 = pooled_gaussian(stats)
-        off = log_pooled_sd(pw, pmean, pm2)
+        pw, _, pm2 = pooled_gaussian(stats)
+        off = log_pooled_sd(pw, pm2)
         off = jnp.concatenate([jnp.zeros(len(stats.n_states), off.dtype), off])
     if mesh is None:
         rows = lambda nb, W, b: wnb_row_loss(nb, W, b, data, log_scale=off)

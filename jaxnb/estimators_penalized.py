@@ -901,9 +901,9 @@ def _unit_offsets(stats, q: int):
     """(p,) log s_i of each continuous predictor (pooled weighted sd over the classes; 0 without
     spread) and 0 for the q discrete ones, in the internal order [discrete, continuous]; and (p,)
     whether each predictor has a term (False for a continuous one without spread)."""
-    pooled = pooled_gaussian(stats)
-    cont = log_pooled_sd(*pooled)
-    keep = jnp.concatenate([jnp.ones(q, bool), has_spread(*pooled)])
+    pw, _, pm2 = pooled_gaussian(stats)
+    cont = log_pooled_sd(pw, pm2)
+    keep = jnp.concatenate([jnp.ones(q, bool), has_spread(pw, pm2)])
     return jnp.concatenate([jnp.zeros(q, cont.dtype), cont]), keep
 
 
@@ -917,13 +917,7 @@ def _standardized_terms(L, values, off, weights=None):
     return jnp.where(seen[:, :, None], L + shift[None], L)
 
 
-@jax.jit
-def _offset_scores(values, off, weights):
-    """(n, c) Σ_i W[i, j] off_i over each row's observed continuous values: what the
-    standardized terms add to `lk.log_joint`'s raw score (the discrete offsets are 0)."""
-    q = off.shape[0] - values.shape[1]
-    seen = (~jnp.isnan(values)).astype(weights.dtype)
-    return einsum("ri,ic->rc", seen, off[q:, None] * weights[q:])
+_offset_scores = jax.jit(lk.offset_scores)
 
 
 def _row_sharded(mesh, *arrays):

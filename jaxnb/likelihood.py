@@ -173,6 +173,15 @@ def combine(L, weights=None, bias=None):
     return s if bias is None else s + jnp.broadcast_to(bias, s.shape)
 
 
+def offset_scores(values, offsets, weights):
+    """(n, c) Σ_i W[i, j] offsets_i over each row's observed continuous values (predictors in
+    the order [discrete, continuous]; the discrete offsets are not used): what per-predictor
+    offsets of the terms (log s_i of the standardized Gaussian terms) add to `log_joint`."""
+    q = offsets.shape[0] - values.shape[1]
+    seen = (~jnp.isnan(values)).astype(weights.dtype)
+    return einsum("ri,ic->rc", seen, offsets[q:, None] * weights[q:])
+
+
 def _weights_pc(weights, p, c, dtype):
     if weights is None:
         return jnp.ones((p, c), dtype)

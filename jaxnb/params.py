@@ -117,7 +117,7 @@ def fit_mle(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -> NBP
     # A constant or never-observed predictor has pooled variance 0 (`has_spread`, pooled exactly):
     # give it a unit variance in every class so that its (then class-independent) term drops out
     # instead of producing NaN or a huge term.
-    floor = jnp.where(has_spread(pw, pmean, pm2), var_smoothing * pvar, 1.0)
+    floor = jnp.where(has_spread(pw, pm2), var_smoothing * pvar, 1.0)
     has = stats.weight > 0
     var = jnp.where(has, stats.m2 / jnp.where(has, stats.weight, 1.0), pvar)
     mean = jnp.where(has, stats.mean, pmean)
@@ -141,7 +141,7 @@ def fit_marginal(stats: SuffStats, alpha=1.0, var_smoothing=1e-9, priors=None) -
         cpt = stats.counts
     pw, pmean, pm2 = pooled_gaussian(stats)
     pvar = pm2 / jnp.where(pw > 0, pw, 1.0)
-    pvar = jnp.where(has_spread(pw, pmean, pm2), pvar * (1.0 + var_smoothing), 1.0)
+    pvar = jnp.where(has_spread(pw, pm2), pvar * (1.0 + var_smoothing), 1.0)
     shape = stats.mean.shape
     mean = jnp.broadcast_to(pmean[..., None, :], shape)
     std = jnp.broadcast_to(jnp.sqrt(pvar)[..., None, :], shape)

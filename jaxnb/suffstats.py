@@ -443,24 +443,22 @@ def pooled_moments(weight, mean, m2):
     return w, pmean, pm2
 
 
-def has_spread(weight, mean, m2):
-    """Whether pooled moments (weight, mean, m2), shapes (..., r), show any spread: m2 / weight
-    > 0 (False with no weight, or for a constant column, which `pooled_moments` pools exactly).
+def has_spread(weight, m2):
+    """Whether pooled moments (weight, m2), shapes (..., r), show any spread: m2 / weight > 0
+    (False with no weight, or for a constant column, which `pooled_moments` pools exactly).
 
     An exact test on purpose: a relative threshold (sd > k eps |mean|) would also take a column
     that float32 stores as a few distinct values (epoch seconds over a few minutes: steps of
-    128 s, an sd below eps |mean|) for a constant one and drop its information. ``mean`` is
-    unused (the argument keeps the pooled triple of the call sites)."""
-    del mean
+    128 s, an sd below eps |mean|) for a constant one and drop its information."""
     return m2 / jnp.where(weight > 0, weight, 1.0) > 0
 
 
-def log_pooled_sd(weight, mean, m2):
+def log_pooled_sd(weight, m2):
     """log s = 0.5 log(m2 / weight) of pooled moments, 0 without spread (`has_spread`: no value,
     or a constant column): the offset that makes a Gaussian log density that of the
     standardized value x / s."""
     var = m2 / jnp.where(weight > 0, weight, 1.0)
-    ok = has_spread(weight, mean, m2)
+    ok = has_spread(weight, m2)
     return jnp.where(ok, 0.5 * jnp.log(jnp.where(ok, var, 1.0)), 0.0)
 
 

@@ -372,7 +372,8 @@ def test_a_constant_column_has_no_spread_through_rounding(dtype, value):
         spread, offset, lp = [], [], []
         for lo in range(0, n, 7):  # ragged batches: merges of per-batch moments
             s = s.update(x[lo : lo + 7], y[lo : lo + 7])
-            spread.append(np.asarray(has_spread(*pooled_moments(s.count, s.mean, s.m2))))
+            tot, _, pm2 = pooled_moments(s.count, s.mean, s.m2)
+            spread.append(np.asarray(has_spread(tot, pm2)))
             offset.append(float(standardized_offset(s)[0]))
             lp.append(np.asarray(s.log_prob(x[:1]))[0, 0])
         assert np.asarray(s.mean).dtype == dtype

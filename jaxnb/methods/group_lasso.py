@@ -302,7 +302,7 @@ def make_group_lasso_problem(
     # no spread at all (constant over the weighted rows, or no row): scale 1 in Omega^(0) and in
     # every class of Omega^(1), so Omega^(1) = Omega^(0) and the predictor is never active (a
     # floored class scale would make it look informative and move lambda_max)
-    flat = ~has_spread(w_tot, mu0, m2_0)
+    flat = ~has_spread(w_tot, m2_0)
     sigma0 = jnp.where(flat, 1.0, sigma0)
     if min_std is None:
         floor = 1e-3 * sigma0

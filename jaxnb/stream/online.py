@@ -231,7 +231,8 @@ def standardized_offset(summary: GaussianSummary) -> jax.Array:
     units (columns in km rather than m changed probabilities by up to 0.44 at learning rate
     1e-2, in mm by up to 0.82). With the offset the terms, and the SGD path, are unit-free; the
     model family is the same (b_k absorbs sum_i w_ik o_i)."""
-    return log_pooled_sd(*pooled_moments(summary.count, summary.mean, summary.m2))
+    tot, _, pm2 = pooled_moments(summary.count, summary.mean, summary.m2)
+    return log_pooled_sd(tot, pm2)
 
 
 def log_contributions(
@@ -252,9 +253,9 @@ def log_contributions(
             # standardized density, and its term would be the same in every class: 0, as a
             # missing value (the per-class weights turned that constant into a second bias and
             # a constant column moved the probabilities by up to 0.09)
-            pooled = pooled_moments(summary.count, summary.mean, summary.m2)
-            keep = ~jnp.isnan(values) & has_spread(*pooled)[None, :]
-            L = jnp.where(keep[:, :, None], L + log_pooled_sd(*pooled)[None, :, None], 0.0)
+            tot, _, pm2 = pooled_moments(summary.count, summary.mean, summary.m2)
+            keep = ~jnp.isnan(values) & has_spread(tot, pm2)[None, :]
+            L = jnp.where(keep[:, :, None], L + log_pooled_sd(tot, pm2)[None, :, None], 0.0)
         return L
     if cuts is None:
         return summary.log_prob(values, smoothing=smoothing, check_input=False)
@@ -688,12 +689,12 @@ def _gaussian_params(count, mean, m2, var_smoothing, standardize=False):
     has = count > 0
     var = jnp.where(has, m2 / jnp.where(has, count, 1), pvar)
     mu = jnp.where(has, mean, pmean)
-    spread = has_spread(jnp.ones_like(pvar), pmean, pvar)
+    spread = pvar > 0  # `has_spread` of the pooled moments (pooled exactly above)
     floor = jnp.where(spread, var_smoothing * pvar, 1.0)  # as `fit_mle` (see above)
     var = jnp.maximum(var + floor, jnp.finfo(var.dtype).tiny)  # as `_effective_gaussian`
     logvar = jnp.log(var)
     if standardize:  # log N + log s_i: `standardized_offset` (log s_i = 0.5 log pvar_i)
-        logvar = logvar - 2.0 * log_pooled_sd(jnp.ones_like(pvar), pmean, pvar)
+        logvar = logvar - 2.0 * log_pooled_sd(jnp.ones_like(pvar), pvar)
         return mu, var, logvar, spread  # no spread: term 0 (`log_contributions`)
     return mu, var, logvar, tot > 0
 

@@ -41,7 +41,7 @@ from jax import lax
 from .._checks import check_int, check_real
 from .._dtypes import float_dtype
 from .._matmul import matmul
-from ..suffstats import has_spread, pooled_moments
+from ..suffstats import pooled_moments
 
 __all__ = [
     "CPiD",
@@ -310,7 +310,7 @@ def _effective_gaussian(state: GaussianSummary, var_smoothing):
     # the floor of `jaxnb.params.fit_mle`: var_smoothing x the pooled variance, or 1 for a
     # predictor without spread (constant so far: `has_spread`), whose tiny variance would swamp
     # every other term
-    floor = jnp.where(has_spread(jnp.ones_like(pvar), pmean, pvar), var_smoothing * pvar, 1.0)
+    floor = jnp.where(pvar > 0, var_smoothing * pvar, 1.0)
     var = jnp.maximum(var + floor[None, :], jnp.finfo(var.dtype).tiny)  # no absolute scale
     return mean, var, tot > 0
 

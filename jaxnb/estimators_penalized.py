@@ -693,8 +693,8 @@ class WeightedNB(_Additive, BaseNB):
       predictors are discretized into ``n_bins`` equal-frequency bins for the weight only (their
       term stays Gaussian). See `jaxnb.methods.weighted`.
     * ``scheme="gradient"``: ``H_j = b_j + Σ_i w_ij log f(x_i | j)`` (Stream Eq. 2), W (p, c) and
-      b (c,) trained offline by full-batch L-BFGS / Adam on the training log-loss from W = 1,
-      b = log π, with ridge ``l2/2 ‖W − 1‖²``. A Gaussian term is the log density of the
+      b (c,) trained offline by full-batch Newton / L-BFGS / Adam on the training log-loss from
+      W = 1, b = log π, with ridge ``l2/2 ‖W − 1‖²``. A Gaussian term is the log density of the
       standardized value, log f(x_i | j) + log s_i (s_i the predictor's pooled sd,
       ``log_scale_``), so nothing depends on the columns' units. Without missing values this is
       the paper's model with bias b_j + Σ_i w_ij log s_i (the unpenalized bias absorbs the
@@ -712,11 +712,13 @@ class WeightedNB(_Additive, BaseNB):
       n_bins: equal-frequency bins of continuous predictors (ferreira).
       state_weighting: "uniform" (the papers) or "marginal" (ferreira).
       l2, solver, learning_rate, max_steps, tol: gradient training (see
-        `jaxnb.methods.weighted.fit_gradient_weights`; ``max_steps=None``: 2000 L-BFGS or 500
-        Adam steps); a fit that stops at ``max_steps`` with the gradient norm above ``tol`` emits
-        `jaxnb.ConvergenceWarning` (``converged_`` False). The weak default ridge makes nearly
-        separable data slow: on Flags (194 rows, 8 classes) L-BFGS needs about 10,500 steps at
-        ``l2=1e-4``, 4,800 at ``1e-3`` and 2,200 at ``1e-2`` (float64). A float32 fit that
+        `jaxnb.methods.weighted.fit_gradient_weights`; ``solver="auto"``: Newton's method on the
+        exact Hessian while the weights and bias number at most 2048 (c (p + 1)), else L-BFGS;
+        ``max_steps=None``: 200 Newton, 2000 L-BFGS or 500 Adam steps); a fit that stops at
+        ``max_steps`` with the gradient norm above ``tol`` emits `jaxnb.ConvergenceWarning`
+        (``converged_`` False). The weak default ridge makes nearly separable data slow for
+        L-BFGS: on Flags (194 rows, 8 classes) it needs about 10,500 steps at ``l2=1e-4``,
+        4,800 at ``1e-3`` and 2,200 at ``1e-2`` (float64), Newton 43 and 17. A float32 fit that
         reaches the objective's rounding floor first stops there (``info_.stalled``, with the
         warning).
       discrete, n_states, missing, unseen: as in `NaiveBayes`.
@@ -731,7 +733,7 @@ class WeightedNB(_Additive, BaseNB):
       the bias of the standardized terms); log_scale_: (p,) (gradient) log s_i, the pooled
       standard deviation of each continuous predictor (0 for a discrete one or one without
       spread), user column order; params_: NB parameters Ω̂; info_: `GradientInfo` (gradient);
-      n_selected_.
+      solver_: the solver that ran ("newton", "lbfgs" or "adam"; gradient); n_selected_.
     """
 
     def __init__(
@@ -742,7 +744,7 @@ class WeightedNB(_Additive, BaseNB):
         n_bins=5,
         state_weighting="uniform",
         l2=1e-4,
-        solver="lbfgs",
+        solver="auto",
         learning_rate=0.05,
         max_steps=None,
         tol=1e-6,
@@ -823,13 +825,14 @@ class WeightedNB(_Additive, BaseNB):
             mesh = _as_mesh(self.mesh)
             if mesh is not None:  # rows split over the devices; XLA partitions the loss
                 L, yy, ww = _row_sharded(mesh, L, yy, ww)
+            self.solver_ = wt.resolve_solver(self.solver, L.shape[1], L.shape[2])
             prm, info = wt.fit_gradient_weights(
                 L,
                 yy,
                 self.params_.log_prior,
                 ww,
                 l2=float(self.l2),
-                solver=self.solver,
+                solver=self.solver_,
                 learning_rate=float(self.learning_rate),
                 max_steps=None if self.max_steps is None else int(self.max_steps),
                 tol=float(self.tol),
@@ -840,17 +843,19 @@ class WeightedNB(_Additive, BaseNB):
             self.log_scale_ = np.asarray(off)[order]
             self.converged_ = bool(info.converged)
             if not self.converged_:
-                fix = (
-                    "Raise max_steps (or tol); nearly separable training rows with a weak "
-                    "ridge converge slowly (a larger l2 conditions the problem better)"
-                    if self.solver == "lbfgs"
-                    else "Adam at a fixed learning_rate need not reach tol: lower learning_rate "
-                    "and raise max_steps, or use solver='lbfgs'"
-                )
+                fix = {
+                    "lbfgs": "Raise max_steps (or tol); nearly separable training rows with a "
+                    "weak ridge converge slowly (a larger l2 conditions the problem better, and "
+                    "solver='newton' takes far fewer steps while c (p + 1) is in the thousands)",
+                    "newton": "Raise max_steps (or tol); a larger l2 conditions the problem better",
+                    "adam": "Adam at a fixed learning_rate need not reach tol: lower "
+                    "learning_rate and raise max_steps, or use solver='auto'",
+                }[self.solver_]
                 if bool(info.stalled):
+                    tries = f"{wt.STALL_STEPS} steps in a row" if self.solver_ == "lbfgs" else ""
                     where = (
                         f"after {int(info.n_steps)} steps, its line search having found no "
-                        f"lower value in {wt.STALL_STEPS} steps in a row (the objective's "
+                        f"lower value{' in ' + tries if tries else ''} (the objective's "
                         "rounding floor at this precision),"
                     )
                     fix = (
@@ -860,7 +865,7 @@ class WeightedNB(_Additive, BaseNB):
                 else:
                     where = f"at max_steps={int(info.n_steps)}"
                 self._warn_unconverged(
-                    f"WeightedNB(scheme='gradient', solver={self.solver!r}) stopped {where} "
+                    f"WeightedNB(scheme='gradient', solver={self.solver_!r}) stopped {where} "
                     f"with gradient norm {float(info.grad_norm):.2e} > tol={float(self.tol):g}: "
                     f"the weights are not at the optimum. {fix}; info_ and converged_ hold the "
                     "details"

@@ -34,15 +34,18 @@ def test_gradient_wnb_warns_at_its_step_cap_and_is_silent_once_converged(diabete
     assert "Raise max_steps" in str(w[0].message)
     assert not m.converged_ and int(m.info_.n_steps) == 5
     # Adam at a fixed rate: more steps is not the fix
-    with pytest.warns(ConvergenceWarning, match="lower learning_rate .* solver='lbfgs'"):
+    with pytest.warns(ConvergenceWarning, match="lower learning_rate .* solver='auto'"):
         m = WeightedNB("gradient", solver="adam", max_steps=5).fit(X, y)
     assert float(m.info_.grad_norm) > 1e-6
-    # the default budget reaches the tolerance on these rows (771 steps on the raw terms, 426 on
-    # the standardized terms the fit now uses: the columns' units no longer slow it down)
+    # the default budgets reach the tolerance on these rows: L-BFGS took 771 steps on the raw
+    # terms, 426 on the standardized terms the fit now uses (the columns' units no longer slow
+    # it down); Newton, the default for these 22 parameters, 6
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
+        m = WeightedNB("gradient", solver="lbfgs").fit(X, y)
+        assert m.converged_ and 5 < int(m.info_.n_steps) < 600
         m = WeightedNB("gradient").fit(X, y)
-    assert m.converged_ and 5 < int(m.info_.n_steps) < 600
+    assert m.solver_ == "newton" and m.converged_ and int(m.info_.n_steps) < 20
     assert float(m.info_.grad_norm) <= 1e-6
 
 
@@ -65,7 +68,7 @@ def test_gradient_wnb_says_when_float32_lbfgs_stalled():
         with pytest.warns(
             ConvergenceWarning, match=r"stopped after \d+ steps, its line search"
         ) as w:
-            m = WeightedNB("gradient").fit(X, y)
+            m = WeightedNB("gradient", solver="lbfgs").fit(X, y)
     assert "Float64 (jax_enable_x64) gets closer" in str(w[0].message)
     assert "Raise max_steps" not in str(w[0].message)
     assert bool(m.info_.stalled) and not m.converged_ and int(m.info_.n_steps) < 1500

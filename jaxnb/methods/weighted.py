@@ -26,11 +26,13 @@ Two ways to weight the per-predictor log-contributions ``L[r, i, j] = log f(x_ri
   ``H_j = b_j + Σ_i w_ij log p(x_i | C_j)``, ``P = softmax(H)``, trained on the log-loss ``−(1/N)
   Σ_r w_r log P_{y_r}`` with ``∂/∂H_j = P_j − T_j``. The paper trains online by one SGD pass; here
   the same model is trained offline by full-batch gradient on precomputed L (the "offline" variant
-  the paper mentions), with optax (L-BFGS with a zoom line search by default, or Adam) in a
-  ``lax.while_loop`` from ``w = 1, b = log π`` (i.e. from NB). The log-loss of a linear model in (w,
-  b) is convex, but on separable data it has no minimizer; the optional ridge term ``(l2 / 2) Σ_ij
-  (w_ij − 1)^2`` (centred on NB, not on 0) keeps the problem strongly convex. The optimizer is
-  monotone (line search), so the training log-loss never exceeds NB's.
+  the paper mentions), in a ``lax.while_loop`` from ``w = 1, b = log π`` (i.e. from NB), by
+  Newton's method on the exact Hessian (`newton_hessian`; the default while the c (p + 1)
+  parameters are at most `NEWTON_MAX_PARAMS`), optax's L-BFGS with a zoom line search (beyond)
+  or Adam. The log-loss of a linear model in (w, b) is convex, but on separable data it has no
+  minimizer; the optional ridge term ``(l2 / 2) Σ_ij (w_ij − 1)^2`` (centred on NB, not on 0)
+  keeps the problem strongly convex in w (b is fixed up to the softmax's common shift). Newton
+  and L-BFGS are monotone (line searches), so the training log-loss never exceeds NB's.
 
 """
 
@@ -62,11 +64,21 @@ __all__ = [
     "GradientInfo",
     "gradient_objective",
     "fit_gradient_weights",
+    "newton_hessian",
+    "resolve_solver",
 ]
 
 STATE_WEIGHTINGS = ("uniform", "marginal")
-SOLVERS = ("lbfgs", "adam")
-DEFAULT_MAX_STEPS = {"lbfgs": 2000, "adam": 500}  # max_steps=None
+SOLVERS = ("auto", "newton", "lbfgs", "adam")
+# solver="auto": Newton's method while the parameters c (p + 1) are at most this many (its
+# Hessian then has at most 4.2M entries and a step costs about c (p + 1) L-BFGS steps, repaid by
+# converging in 2-70 steps where L-BFGS takes hundreds to thousands), L-BFGS beyond
+NEWTON_MAX_PARAMS = 2048
+DEFAULT_MAX_STEPS = {"lbfgs": 2000, "adam": 500, "newton": 200}  # max_steps=None
+# Newton's Hessian is assembled over blocks of rows holding at most this many entries of the
+# per-row (c, c, p + 1) curvature products, so its memory does not grow with the rows
+NEWTON_BLOCK_ENTRIES = 1 << 22
+NEWTON_HALVINGS = 40  # Armijo backtracking: step sizes 1, 1/2, ..., 2^-39
 # L-BFGS stops after this many steps in a row whose line search spent all its LINESEARCH_STEPS
 # evaluations without a lower value: it has hit the objective's rounding floor (float32
 # log-losses near the optimum), and every further step would cost as much for nothing. Runs of
@@ -188,9 +200,13 @@ class GradientInfo(eqx.Module):
     Attributes:
       n_steps: optimizer steps taken; loss: final objective (log-loss + ridge term);
       log_loss: final mean training log-loss; grad_norm: final Euclidean norm of the objective's
-      gradient; converged: ``grad_norm <= tol``; initial_loss: log-loss at w = 1, b = log π (NB);
+      gradient; converged: ``grad_norm <= tol``, or (Newton) stopped where a Newton step's
+      predicted decrease is below the objective's rounding (its optimum at this precision; in
+      float32 the gradient's own rounding can keep grad_norm above a tol of 1e-6);
+      initial_loss: log-loss at w = 1, b = log π (NB);
       stalled: L-BFGS stopped because its line search spent its whole budget without a lower
-      value in `STALL_STEPS` steps in a row (the objective's rounding floor, typically float32).
+      value in `STALL_STEPS` steps in a row (the objective's rounding floor, typically float32),
+      or Newton found no lower value while its step still predicted a decrease above rounding.
     """
 
     n_steps: jax.Array
@@ -247,14 +263,14 @@ def fit_gradient_weights(
     weight=None,
     *,
     l2=1e-4,
-    solver="lbfgs",
+    solver="auto",
     learning_rate=0.05,
     max_steps=None,
     tol=1e-6,
 ):
     r"""Full-batch training of the Stream Eq. 2 weights on precomputed contributions.
 
-    Starts from NB (``W = 1``, ``b = log π``) and minimizes `gradient_objective` with optax in a
+    Starts from NB (``W = 1``, ``b = log π``) and minimizes `gradient_objective` in a
     ``lax.while_loop`` until the gradient norm is at most ``tol`` or ``max_steps`` steps.
 
     Args:
@@ -262,12 +278,20 @@ def fit_gradient_weights(
         (`jaxnb.likelihood.log_contributions`).
       y: (n,) int class codes; log_prior: (c,) initial bias; weight: optional (n,) row weights.
       l2: ridge strength on ``W − 1`` (≥ 0).
-      solver: "lbfgs" (`optax.lbfgs`, zoom line search: monotone) or "adam" (`optax.adam` with
-        ``learning_rate``; not monotone, kept for comparison with the online SGD of the paper).
-      learning_rate: Adam step size (ignored by L-BFGS).
-      max_steps: step cap (None: 2000 for L-BFGS, which converges in a few hundred steps on
-        the library's data sets; 500 for Adam, which at a fixed rate need not reach ``tol``);
-        tol: tolerance on the gradient norm. L-BFGS also stops once its line search has spent
+      solver: "newton" (damped Newton's method on the exact Hessian, `newton_hessian`, with an
+        Armijo backtracking line search: monotone; a step costs O(n c² p²) and memory
+        (c (p + 1))²), "lbfgs" (`optax.lbfgs`, zoom line search: monotone), "adam"
+        (`optax.adam` with ``learning_rate``; not monotone, kept for comparison with the online
+        SGD of the paper), or "auto" (default): Newton when c (p + 1) <= `NEWTON_MAX_PARAMS`,
+        else L-BFGS. Newton converges where L-BFGS crawls: on Flags (194 rows, 28 predictors,
+        8 classes, l2 = 1e-4, float64) 43 steps in 0.1 s against 10,541 L-BFGS steps.
+      learning_rate: Adam step size (ignored by the others).
+      max_steps: step cap (None: 200 for Newton; 2000 for L-BFGS, which converges in a few
+        hundred steps on well-conditioned data; 500 for Adam, which at a fixed rate need not
+        reach ``tol``); tol: tolerance on the gradient norm. Newton stops as stalled
+        (``info.stalled``) when neither a step that lowers the objective nor a full step that
+        lowers the gradient norm within the objective's rounding exists. L-BFGS stops once its
+        line search has spent
         its whole budget without a lower value in `STALL_STEPS` steps in a row
         (``info.stalled``): the objective cannot fall further at this precision (a weakly
         regularized float32 fit can stall with a gradient norm of 1e-4..1e-3), and each further
@@ -281,11 +305,14 @@ def fit_gradient_weights(
     for name, value in (("l2", l2), ("tol", tol), ("learning_rate", learning_rate)):
         if concrete(value):
             check_array_range(name, value, 0.0, low_open=name == "learning_rate")
-    if max_steps is None:
-        max_steps = DEFAULT_MAX_STEPS[solver]
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1
+    ):
         raise ValueError(f"max_steps must be None or an int >= 1; got {max_steps!r}")
     _check_gradient_rows(L, y, weight)
+    solver = resolve_solver(solver, np.shape(L)[1], np.shape(L)[2])
+    if max_steps is None:
+        max_steps = DEFAULT_MAX_STEPS[solver]
     c = np.shape(L)[2]
     if np.shape(log_prior) != (c,):
         raise ValueError(
@@ -297,6 +324,14 @@ def fit_gradient_weights(
     return _fit_gradient_jit(
         L, y, log_prior, weight, l2, learning_rate, tol, solver=solver, max_steps=int(max_steps)
     )
+
+
+def resolve_solver(solver: str, p: int, c: int) -> str:
+    """The solver that ``solver`` names for p predictors and c classes ("auto": "newton" when
+    c (p + 1) <= `NEWTON_MAX_PARAMS`, else "lbfgs"; any other name as given)."""
+    if solver != "auto":
+        return solver
+    return "newton" if c * (p + 1) <= NEWTON_MAX_PARAMS else "lbfgs"
 
 
 def _check_gradient_rows(L, y, weight) -> None:
@@ -320,6 +355,19 @@ def _fit_gradient_jit(
     fun = lambda prm: gradient_objective(prm, L, y, weight, l2, S)
 
     grad_fn = jax.grad(fun)
+    if solver == "newton":
+        k, params, gnorm, stalled, at_precision = _newton_loop(
+            fun, L, y, weight, l2, S, init, tol, max_steps
+        )
+        return params, GradientInfo(
+            k,
+            fun(params),
+            _log_loss(params, L, y, weight, S),
+            gnorm,
+            (gnorm <= tol) | at_precision,
+            _log_loss(init, L, y, weight, S),
+            stalled,
+        )
     tree_get = optax.tree_utils.tree_get
     if solver == "lbfgs":
         opt = optax.lbfgs(  # optax's default line search, with its step budget named
@@ -372,3 +420,148 @@ def _fit_gradient_jit(
         (stall >= stall_steps) & (gnorm > tol),
     )
     return params, info
+
+
+# ------------------------------------------------------------------------------------------------
+# Newton's method for the weights (solver="newton"): the objective has c (p + 1) parameters, few
+# for the small tables where L-BFGS is slowest (nearly separable rows and a weak ridge: Flags,
+# 194 rows x 28 predictors x 8 classes, l2 = 1e-4, took 10,541 L-BFGS steps).
+
+
+def _flat(params: GradientWeights):
+    """(c (p + 1),) class-major vector [W[:, 0], b_0, W[:, 1], b_1, ...]."""
+    return jnp.concatenate([params.weights, params.bias[None, :]], axis=0).T.reshape(-1)
+
+
+def _unflat(z, p: int, c: int) -> GradientWeights:
+    blocks = z.reshape(c, p + 1).T
+    return GradientWeights(blocks[:p], blocks[p])
+
+
+def newton_hessian(params: GradientWeights, L, y, weight=None, l2=0.0, S=None):
+    r"""Exact Hessian of `gradient_objective` in the class-major layout of the parameters
+    (class j's block is [W[:, j], b_j]), shape (c (p + 1), c (p + 1)).
+
+    The scores H_rj = b_j + Σ_i W_ij L_rij are those of a conditional logit with features
+    φ_rj = (L_r·j, 1), so the block (j, k) is (1/N) Σ_r w_r M_rjk φ_rj φ_rkᵀ (+ l2 on W's
+    diagonal) with M_r = diag(P_r) − P_r P_rᵀ. M is formed entrywise (P_j (1 − P_j) as
+    P_j Σ_{k≠j} P_k), not as the difference of the two outer-product sums, which cancel to
+    rounding when P_r is nearly one-hot. ``y`` only fixes the dtype path (the Hessian does not
+    depend on the labels). Rows are taken in blocks (`NEWTON_BLOCK_ENTRIES`)."""
+    del y
+    n, p, c = L.shape
+    weight = jnp.ones((n,), L.dtype) if weight is None else weight.astype(L.dtype)
+    S = _centred_nb(L) if S is None else S
+    wn = weight / jnp.sum(weight)
+    block = max(1, min(n, NEWTON_BLOCK_ENTRIES // max(1, c * c * (p + 1))))
+    extra = -n % block
+    if extra:  # zero-weight rows pad the last block
+        L = jnp.concatenate([L, jnp.zeros((extra, p, c), L.dtype)])
+        S = jnp.concatenate([S, jnp.zeros((extra, c), S.dtype)])
+        wn = jnp.concatenate([wn, jnp.zeros((extra,), wn.dtype)])
+    nb = (n + extra) // block
+
+    def one_block(acc, rows):
+        Lb, Sb, wb = rows
+        H = einsum("npc,pc->nc", Lb, params.weights - 1.0) + Sb + params.bias[None, :]
+        P = jax.nn.softmax(H, axis=-1)
+        M = -P[:, :, None] * P[:, None, :]
+        off = 1.0 - jnp.eye(c, dtype=P.dtype)
+        diag = P * einsum("nk,kj->nj", P, off)  # P_j Σ_{k≠j} P_k: 1 - P_j without cancellation
+        M = jnp.where(jnp.eye(c, dtype=bool)[None], diag[:, :, None], M) * wb[:, None, None]
+        phi = jnp.concatenate([jnp.swapaxes(Lb, 1, 2), jnp.ones((block, c, 1), Lb.dtype)], 2)
+        A = M[..., None] * phi[:, None, :, :]  # (b, j, k, p + 1)
+        return acc + einsum("nja,njkb->jakb", phi, A), None
+
+    zero = jnp.zeros((c, p + 1, c, p + 1), L.dtype)
+    rows = (
+        L.reshape(nb, block, p, c),
+        S.reshape(nb, block, c),
+        wn.reshape(nb, block),
+    )
+    hess, _ = lax.scan(one_block, zero, rows)
+    hess = hess.reshape(c * (p + 1), c * (p + 1))
+    ridge = jnp.tile(jnp.concatenate([jnp.ones(p, L.dtype), jnp.zeros(1, L.dtype)]), c)
+    return hess + jnp.diag(l2 * ridge)
+
+
+def _newton_direction(hess, g, p: int, c: int):
+    """Newton direction −H⁻¹ g, with the bias's softmax-invariant direction u (all b_j up by
+    one; H u = 0, g ⊥ u) made nonsingular by adding u uᵀ, which leaves the solution of
+    H d = −g with d ⊥ u unchanged; Jacobi-scaled and Cholesky-factored with a tiny relative
+    damping. Falls back to −g if the factorization fails (non-finite); returns (d, whether d is
+    the Newton direction)."""
+    dtype = hess.dtype
+    u = jnp.tile(jnp.concatenate([jnp.zeros(p, dtype), jnp.ones(1, dtype)]), c)
+    A = hess + jnp.outer(u, u)
+    scale = jnp.sqrt(jnp.maximum(jnp.diag(A), jnp.finfo(dtype).tiny))
+    As = A / scale[:, None] / scale[None, :]
+    As = As + (64 * jnp.finfo(dtype).eps) * jnp.eye(A.shape[0], dtype=dtype)
+    chol = jnp.linalg.cholesky(As)
+    d = -jax.scipy.linalg.cho_solve((chol, True), g / scale) / scale
+    d = d - u * (jnp.sum(u * d) / c)  # no drift of the bias along u
+    ok = jnp.all(jnp.isfinite(d)) & (jnp.sum(g * d) < 0)
+    return jnp.where(ok, d, -g), ok
+
+
+def _newton_loop(fun, L, y, weight, l2, S, init, tol, max_steps):
+    """Damped Newton (Armijo backtracking) from ``init``; returns (steps, params, grad norm,
+    stalled, at_precision). Stalled: no step size down to 2^-(NEWTON_HALVINGS - 1) lowers the
+    objective (its rounding floor at this precision). At precision: stalled where the last
+    Newton step predicted a decrease (half the squared Newton decrement, −gᵀd / 2) below the
+    objective's rounding, i.e. at the optimum as far as this precision can tell; in float32 the
+    gradient norm's own rounding floor can sit above a tol of 1e-6 there."""
+    _, p, c = L.shape
+    f = lambda z: fun(_unflat(z, p, c))
+    vg = jax.value_and_grad(f)
+
+    def cond(carry):
+        k, _, _, _, gnorm, stalled, _ = carry
+        return (k < max_steps) & (gnorm > tol) & ~stalled
+
+    def body(carry):
+        k, z, fz, g, gnorm, _, _ = carry
+        hess = newton_hessian(_unflat(z, p, c), L, y, weight, l2, S)
+        d, newton = _newton_direction(hess, g, p, c)
+        slope = jnp.sum(g * d)
+
+        def ls_cond(state):
+            i, s, fnew = state
+            return (i < NEWTON_HALVINGS) & ~(fnew <= fz + 1e-4 * s * slope)
+
+        def ls_body(state):
+            i, s, _ = state
+            s = 0.5 * s
+            return i + 1, s, f(z + s * d)
+
+        one = jnp.ones((), z.dtype)
+        i, s, fnew = lax.while_loop(ls_cond, ls_body, (jnp.int32(0), one, f(z + d)))
+        # a step must satisfy Armijo and strictly lower the objective. Near the optimum in
+        # float32 the objective's changes fall below its rounding and no step passes: then
+        # the full Newton step is taken if it lowers the gradient norm without raising the
+        # objective beyond rounding; if that fails too, the fit has stalled.
+        armijo = (fnew <= fz + 1e-4 * s * slope) & (fnew < fz)
+        f_full, g_full = vg(z + d)
+        gnorm_full = jnp.linalg.norm(g_full)
+        rounding = 16 * jnp.finfo(z.dtype).eps * jnp.maximum(jnp.abs(fz), 1.0)
+        polish = ~armijo & (gnorm_full < gnorm) & (f_full <= fz + rounding)
+        z_new = jnp.where(armijo, z + s * d, jnp.where(polish, z + d, z))
+        f_new, g_new = vg(z_new)
+        tiny_decrease = newton & (-0.5 * slope <= rounding)
+        return (
+            k + 1,
+            z_new,
+            f_new,
+            g_new,
+            jnp.linalg.norm(g_new),
+            ~(armijo | polish),
+            tiny_decrease,
+        )
+
+    z0 = _flat(init)
+    f0, g0 = vg(z0)
+    no = jnp.array(False)
+    carry = (jnp.int32(0), z0, f0, g0, jnp.linalg.norm(g0), no, no)
+    k, z, _, _, gnorm, stalled, tiny_decrease = lax.while_loop(cond, body, carry)
+    stalled = stalled & (gnorm > tol)
+    return k, _unflat(z, p, c), gnorm, stalled & ~tiny_decrease, stalled & tiny_decrease

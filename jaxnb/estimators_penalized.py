@@ -705,6 +705,10 @@ class WeightedNB(_Additive, BaseNB):
       an observed value, in a unit-dependent way. ``explain`` gives the standardized terms
       w_ij (log f + log s_i), and ``bias_`` (= ``score_bias_``) is their bias. A constant
       continuous column has no standardized density: its term is 0 (as in `OnlineWeightedNB`).
+      Each standardized term is floored at `jaxnb.methods.weighted.LOG_FLOOR` (log of float32's
+      smallest normal number, -87.3, in both precisions) in training, scores and ``explain``
+      alike, so float32 and float64 fit the same model and predictions score the terms the
+      weights were trained on.
 
     Args:
       scheme: "ferreira" or "gradient".
@@ -838,6 +842,7 @@ class WeightedNB(_Additive, BaseNB):
                 tol=float(self.tol),
             )
             self._w, self._b, self._off, self._keep = prm.weights, prm.bias, off, keep
+            self._floored = True  # trained on (and scores) terms floored at wt.LOG_FLOOR
             self.info_ = info
             self.bias_ = np.asarray(self._b)
             self.log_scale_ = np.asarray(off)[order]
@@ -888,14 +893,20 @@ class WeightedNB(_Additive, BaseNB):
 
     def _log_joint_scores(self, codes, values):
         W = self._score_weights()
-        s = _log_joint(self.params_, codes, values, W, self._b)
         off = getattr(self, "_off", None)
-        return s if off is None else s + _offset_scores(values, off, W)
+        if off is None:  # Ferreira weights, or a gradient model pickled before 2026-11-27
+            return _log_joint(self.params_, codes, values, W, self._b)
+        if getattr(self, "_floored", False):  # the floored standardized terms it trained on
+            return _floored_scores(self.params_, codes, values, off, self._keep, W, self._b)
+        # pickled between 2026-11-27 and the floor (unfloored standardized terms)
+        return _log_joint(self.params_, codes, values, W, self._b) + _offset_scores(values, off, W)
 
     def _contributions(self, codes, values):
         W = self._score_weights()
-        E = _weighted_contrib(self.params_, codes, values, jnp.asarray(W))
         off = getattr(self, "_off", None)
+        if off is not None and getattr(self, "_floored", False):
+            return _floored_terms_jit(self.params_, codes, values, off, self._keep, W)
+        E = _weighted_contrib(self.params_, codes, values, jnp.asarray(W))
         return E if off is None else _standardized_terms(E, values, off, W)
 
     def _score_bias(self):
@@ -923,6 +934,44 @@ def _standardized_terms(L, values, off, weights=None):
 
 
 _offset_scores = jax.jit(lk.offset_scores)
+
+# rows per block of the floored gradient-WNB scores: at most this many (p, c) terms at once
+_FLOORED_BLOCK_TERMS = 1 << 21
+
+
+def _floored_terms(params, codes, values, off, keep, weights):
+    """(n, p, c) terms W_ij max(log f + log s_i, `LOG_FLOOR`) of `WeightedNB`'s gradient model:
+    the standardized log-contributions it trained on, floored as in training (a missing value
+    and a predictor without spread give 0)."""
+    L = _standardized_terms(_log_contrib(params, codes, values), values, off)
+    L = jnp.where(keep[None, :, None], wt.floor_log(L), 0.0)
+    return jnp.where(weights[None] == 0, 0.0, L * weights[None])
+
+
+_floored_terms_jit = jax.jit(_floored_terms)
+
+
+@jax.jit
+def _floored_scores(params, codes, values, off, keep, weights, bias):
+    """(n, c) bias + Σ_i of `_floored_terms`, rows in blocks (the terms are materialized, as the
+    floor needs each one; `lk.log_joint`'s quadratic expansion cannot floor them)."""
+    n = codes.shape[0]
+    p, c = weights.shape
+    block = max(1, min(n, _FLOORED_BLOCK_TERMS // max(1, p * c)))
+    extra = -n % block
+    if extra:  # padding rows: code 0, value 0 (finite), dropped below
+        codes = jnp.concatenate([codes, jnp.zeros((extra, codes.shape[1]), codes.dtype)])
+        values = jnp.concatenate([values, jnp.zeros((extra, values.shape[1]), values.dtype)])
+    nb = (n + extra) // block
+
+    def one(rows):
+        cb, vb = rows
+        E = _floored_terms(params, cb, vb, off, keep, weights)
+        return jnp.sum(E, axis=1) + bias[None, :]
+
+    rows = (codes.reshape(nb, block, codes.shape[1]), values.reshape(nb, block, values.shape[1]))
+    out = jax.lax.map(one, rows)
+    return out.reshape(nb * block, c)[:n]
 
 
 def _row_sharded(mesh, *arrays):

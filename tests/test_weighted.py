@@ -452,3 +452,55 @@ def test_newton_fit_vmaps_over_data_sets():
         one, one_info = fit(L[k], y[k], lp[k], w[k])
         np.testing.assert_allclose(batched.weights[k], one.weights, atol=1e-9)
         assert bool(info.converged[k]) and bool(one_info.converged)
+
+
+def test_the_floor_of_the_terms_is_the_same_in_both_precisions():
+    from jaxnb.methods import weighted as wt
+
+    assert wt.LOG_FLOOR == pytest.approx(np.log(np.finfo(np.float32).tiny), rel=1e-12)
+    a = np.array([-np.inf, -1e10, -100.0, -87.0, 0.0])
+    want = [wt.LOG_FLOOR, wt.LOG_FLOOR, wt.LOG_FLOOR, -87.0, 0.0]
+    np.testing.assert_allclose(np.asarray(wt.floor_log(jnp.asarray(a))), want, rtol=1e-15)
+    with jax.enable_x64(False):
+        got32 = np.asarray(wt.floor_log(jnp.asarray(a, jnp.float32)))
+    np.testing.assert_allclose(got32, want, rtol=1e-7)
+
+
+def test_gradient_wnb_scores_the_floored_terms_it_trained_on_in_both_precisions():
+    """Flags has standardized Gaussian terms near -4e10 (a class whose column barely varies, at
+    the 1e-9 variance floor). The solver floors its terms; with the floor at log(tiny) of the
+    dtype (-87 / -708) float32 and float64 trained different models (posteriors 1.0 apart, 4 of
+    194 predictions flipped), and predictions used the unfloored terms (training log-loss
+    0.0940773 against 0.0940755 from predict_log_proba). Now one floor, in training, scores and
+    `explain`."""
+    from jaxnb import WeightedNB
+    from jaxnb.datasets import load_diabetes, load_flags
+    from jaxnb.methods import weighted as wt
+
+    X, y = load_flags()[:2]
+    m = WeightedNB("gradient").fit(X, y)
+    lp = m.predict_log_proba(X)
+    np.testing.assert_allclose(
+        -np.mean(lp[np.arange(len(y)), y]), float(m.info_.log_loss), rtol=1e-12
+    )
+    E = m.explain(X)
+    np.testing.assert_allclose(
+        m.predict_joint_log_proba(X), m.bias_[None, :] + E.sum(axis=1), rtol=1e-12, atol=1e-9
+    )
+    W = np.broadcast_to(m.weights_[None], E.shape)
+    pos = W > 0  # a positive weight times a floored log-density is at least W x the floor
+    assert (E[pos] >= W[pos] * wt.LOG_FLOOR - 1e-9).all()
+    assert (E[pos] < W[pos] * wt.LOG_FLOOR + 1e-9).sum() > 100  # ... many of them at it
+    with jax.enable_x64(False):
+        m32 = WeightedNB("gradient").fit(X, y)
+        P32 = m32.predict_proba(X)
+    P64 = m.predict_proba(X)
+    np.testing.assert_allclose(P32, P64, atol=1e-3)
+    assert (P32.argmax(1) == P64.argmax(1)).all()
+    # a model pickled before the floor (no _floored) keeps scoring its unfloored terms: the
+    # same probabilities where no term reaches the floor
+    X, y = load_diabetes(quartile=2)
+    m = WeightedNB("gradient").fit(X, y)
+    P = m.predict_proba(X)
+    del m._floored
+    np.testing.assert_allclose(m.predict_proba(X), P, rtol=0, atol=1e-12)

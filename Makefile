@@ -32,8 +32,8 @@ demo: $(VENV)/.installed
 # mostly compilation of programs that then run on tiny data, and level 0 compiles them about a
 # third faster (1075 tests: 720 s instead of 1030-1090 s on 2 cores). Results agree with XLA's
 # default level to rounding (on the demo's 30 fits in float64: within 1e-14 in probability, except
-# the L-BFGS-fitted WNB-grad, which stops within its tolerance: 1e-3), and the suite passes at
-# both levels. The experiments, the demo and the benchmarks keep XLA's default;
+# WNB-grad fitted by L-BFGS, its solver before Newton's method: 1e-3, within its tolerance), and
+# the suite passes at both levels. The experiments, the demo and the benchmarks keep XLA's default;
 # `make test TEST_XLA_OPT=3` runs the suite at that default (level 3).
 PYTEST_WORKERS ?= 2
 TEST_XLA_OPT   ?= 0

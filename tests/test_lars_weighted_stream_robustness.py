@@ -12,6 +12,7 @@ import jaxnb.distributed as jd
 from jaxnb import model_selection as ms
 from jaxnb.estimators_penalized import WeightedNB
 from jaxnb.methods import l1nb
+from jaxnb.methods.weighted import LOG_FLOOR
 from jaxnb.stream.anb import AveragedNB
 from jaxnb.stream.online import OnlineWeightedNB
 
@@ -69,7 +70,9 @@ def test_kfold_training_counts_do_not_depend_on_the_weight_scale():
 
 
 def test_gradient_weighted_nb_with_a_class_of_zero_weight():
-    """The class's log prior -inf made 0 * (-inf) = NaN: every weight and the bias were NaN."""
+    """The class's log prior -inf made 0 * (-inf) = NaN: every weight and the bias were NaN.
+    Its bias is floored at `LOG_FLOOR` (-87.3, both precisions; -708 in float64 before
+    2026-11-29), so its probability is ~1e-38 (e^-87 times the class's terms), not 0."""
     rng = np.random.default_rng(0)
     y = np.arange(90) % 3
     X = rng.normal(size=(90, 2)) + y[:, None]
@@ -78,7 +81,8 @@ def test_gradient_weighted_nb_with_a_class_of_zero_weight():
     assert m.converged_
     proba = m.predict_proba(X[:5])
     np.testing.assert_allclose(proba[:, :2], ref.predict_proba(X[:5]), atol=1e-9)
-    assert (proba[:, 2] < 1e-300).all()
+    assert (proba[:, 2] < 1e-37).all()
+    assert m.bias_[2] == pytest.approx(LOG_FLOOR, abs=1.0)  # the floor, barely trained
 
 
 def test_gradient_weighted_nb_with_alpha_zero_trains():

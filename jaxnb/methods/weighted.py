@@ -458,8 +458,9 @@ def newton_hessian(params: GradientWeights, L, y, weight=None, l2=0.0, S=None):
     φ_rj = (L_r·j, 1), so the block (j, k) is (1/N) Σ_r w_r M_rjk φ_rj φ_rkᵀ (+ l2 on W's
     diagonal) with M_r = diag(P_r) − P_r P_rᵀ. M is formed entrywise (P_j (1 − P_j) as
     P_j Σ_{k≠j} P_k), not as the difference of the two outer-product sums, which cancel to
-    rounding when P_r is nearly one-hot. ``y`` only fixes the dtype path (the Hessian does not
-    depend on the labels). Rows are taken in blocks (`NEWTON_BLOCK_ENTRIES`)."""
+    rounding when P_r is nearly one-hot. ``y`` is taken for the signature of
+    `gradient_objective`; the Hessian does not depend on the labels. Rows are taken in blocks
+    (`NEWTON_BLOCK_ENTRIES`)."""
     del y
     n, p, c = L.shape
     weight = jnp.ones((n,), L.dtype) if weight is None else weight.astype(L.dtype)

@@ -300,10 +300,12 @@ def fit_gradient_weights(
       learning_rate: Adam step size (ignored by the others).
       max_steps: step cap (None: 200 for Newton; 2000 for L-BFGS, which converges in a few
         hundred steps on well-conditioned data; 500 for Adam, which at a fixed rate need not
-        reach ``tol``); tol: tolerance on the gradient norm. Newton stops as stalled
-        (``info.stalled``) when neither a step that lowers the objective nor a full step that
-        lowers the gradient norm within the objective's rounding exists. L-BFGS stops once its
-        line search has spent
+        reach ``tol``); tol: tolerance on the gradient norm. Newton stops when neither a step
+        that lowers the objective nor a full step that lowers the gradient norm within the
+        objective's rounding exists: as converged (``info.converged``) if its step predicted a
+        decrease below that rounding (the optimum at this precision; in float32 the gradient
+        norm can stay above a tol of 1e-6 there), else as stalled (``info.stalled``). L-BFGS
+        stops once its line search has spent
         its whole budget without a lower value in `STALL_STEPS` steps in a row
         (``info.stalled``): the objective cannot fall further at this precision (a weakly
         regularized float32 fit can stall with a gradient norm of 1e-4..1e-3), and each further
@@ -547,14 +549,14 @@ def _newton_loop(fun, L, y, weight, l2, S, init, tol, max_steps):
             s = 0.5 * s
             return i + 1, s, f(z + s * d)
 
+        f_full, g_full = vg(z + d)  # the full step: the line search's first try
         one = jnp.ones((), z.dtype)
-        i, s, fnew = lax.while_loop(ls_cond, ls_body, (jnp.int32(0), one, f(z + d)))
+        i, s, fnew = lax.while_loop(ls_cond, ls_body, (jnp.int32(0), one, f_full))
         # a step must satisfy Armijo and strictly lower the objective. Near the optimum in
         # float32 the objective's changes fall below its rounding and no step passes: then
         # the full Newton step is taken if it lowers the gradient norm without raising the
         # objective beyond rounding; if that fails too, the fit has stalled.
         armijo = (fnew <= fz + 1e-4 * s * slope) & (fnew < fz)
-        f_full, g_full = vg(z + d)
         gnorm_full = jnp.linalg.norm(g_full)
         rounding = 16 * jnp.finfo(z.dtype).eps * jnp.maximum(jnp.abs(fz), 1.0)
         polish = ~armijo & (gnorm_full < gnorm) & (f_full <= fz + rounding)

@@ -824,8 +824,7 @@ class WeightedNB(_Additive, BaseNB):
             off, keep = _unit_offsets(stats, len(self.n_states_))
             # a constant column has no standardized density: term 0 (as `OnlineWeightedNB`),
             # not a class-independent value that per-class weights would turn into a bias
-            L = _standardized_terms(_log_contrib(self.params_, cd, vl), vl, off)
-            L = jnp.where(keep[None, :, None], L, 0.0)
+            L = _model_terms_jit(self.params_, cd, vl, off, keep)
             mesh = _as_mesh(self.mesh)
             if mesh is not None:  # rows split over the devices; XLA partitions the loss
                 L, yy, ww = _row_sharded(mesh, L, yy, ww)
@@ -939,12 +938,21 @@ _offset_scores = jax.jit(lk.offset_scores)
 _FLOORED_BLOCK_TERMS = 1 << 21
 
 
-def _floored_terms(params, codes, values, off, keep, weights):
-    """(n, p, c) terms W_ij max(log f + log s_i, `LOG_FLOOR`) of `WeightedNB`'s gradient model:
-    the standardized log-contributions it trained on, floored as in training (a missing value
-    and a predictor without spread give 0)."""
+def _model_terms(params, codes, values, off, keep):
+    """(n, p, c) unweighted terms of `WeightedNB`'s gradient model: the standardized
+    log-contributions log f + log s_i floored at `LOG_FLOOR` (as the solver floors them), 0 for
+    a missing value and for a predictor without spread. Training, scores and `explain` all
+    start from these."""
     L = _standardized_terms(_log_contrib(params, codes, values), values, off)
-    L = jnp.where(keep[None, :, None], wt.floor_log(L), 0.0)
+    return jnp.where(keep[None, :, None], wt.floor_log(L), 0.0)
+
+
+_model_terms_jit = jax.jit(_model_terms)
+
+
+def _floored_terms(params, codes, values, off, keep, weights):
+    """(n, p, c) weighted terms W_ij x `_model_terms` (a zero weight gives 0)."""
+    L = _model_terms(params, codes, values, off, keep)
     return jnp.where(weights[None] == 0, 0.0, L * weights[None])
 
 
@@ -953,25 +961,18 @@ _floored_terms_jit = jax.jit(_floored_terms)
 
 @jax.jit
 def _floored_scores(params, codes, values, off, keep, weights, bias):
-    """(n, c) bias + Σ_i of `_floored_terms`, rows in blocks (the terms are materialized, as the
-    floor needs each one; `lk.log_joint`'s quadratic expansion cannot floor them)."""
-    n = codes.shape[0]
+    """(n, c) bias + Σ_i of `_floored_terms`, in blocks of rows (`lax.map` with a batch size):
+    the terms are materialized, as the floor needs each one (`lk.log_joint`'s quadratic
+    expansion cannot floor them)."""
     p, c = weights.shape
-    block = max(1, min(n, _FLOORED_BLOCK_TERMS // max(1, p * c)))
-    extra = -n % block
-    if extra:  # padding rows: code 0, value 0 (finite), dropped below
-        codes = jnp.concatenate([codes, jnp.zeros((extra, codes.shape[1]), codes.dtype)])
-        values = jnp.concatenate([values, jnp.zeros((extra, values.shape[1]), values.dtype)])
-    nb = (n + extra) // block
+    block = max(1, _FLOORED_BLOCK_TERMS // max(1, p * c))
 
-    def one(rows):
-        cb, vb = rows
-        E = _floored_terms(params, cb, vb, off, keep, weights)
-        return jnp.sum(E, axis=1) + bias[None, :]
+    def one(row):
+        cr, vr = row
+        E = _floored_terms(params, cr[None], vr[None], off, keep, weights)[0]
+        return jnp.sum(E, axis=0) + bias
 
-    rows = (codes.reshape(nb, block, codes.shape[1]), values.reshape(nb, block, values.shape[1]))
-    out = jax.lax.map(one, rows)
-    return out.reshape(nb * block, c)[:n]
+    return jax.lax.map(one, (codes, values), batch_size=max(1, min(block, codes.shape[0])))
 
 
 def _row_sharded(mesh, *arrays):

@@ -295,9 +295,8 @@ def make_group_lasso_problem(
         theta1 = theta0 = a
 
     # Pooled (marginal) Gaussian: the constrained MLE with equal parameters in every class.
-    w_tot = jnp.sum(weight, axis=0)
+    w_tot, mu0, m2_0 = pooled_moments(weight, xbar, m2)  # exact for a constant column
     w_safe = jnp.where(w_tot > 0, w_tot, 1.0)
-    _, mu0, m2_0 = pooled_moments(weight, xbar, m2)  # exact for a constant column
     sigma0 = jnp.where(w_tot > 0, jnp.sqrt(m2_0 / w_safe), 1.0)
     # no spread at all (constant over the weighted rows, or no row): scale 1 in Omega^(0) and in
     # every class of Omega^(1), so Omega^(1) = Omega^(0) and the predictor is never active (a

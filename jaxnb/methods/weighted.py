@@ -560,8 +560,9 @@ def _newton_loop(fun, L, y, weight, l2, S, init, tol, max_steps):
         gnorm_full = jnp.linalg.norm(g_full)
         rounding = 16 * jnp.finfo(z.dtype).eps * jnp.maximum(jnp.abs(fz), 1.0)
         polish = ~armijo & (gnorm_full < gnorm) & (f_full <= fz + rounding)
+        full = polish | armijo & (i == 0)  # the full step, whose value and gradient are known
         z_new = jnp.where(armijo, z + s * d, jnp.where(polish, z + d, z))
-        f_new, g_new = vg(z_new)
+        f_new, g_new = lax.cond(full, lambda: (f_full, g_full), lambda: vg(z_new))
         tiny_decrease = newton & (-0.5 * slope <= rounding)
         return (
             k + 1,

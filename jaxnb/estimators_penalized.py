@@ -896,7 +896,7 @@ class WeightedNB(_Additive, BaseNB):
         if off is None:  # Ferreira weights, or a gradient model pickled before 2026-11-27
             return _log_joint(self.params_, codes, values, W, self._b)
         if getattr(self, "_floored", False):  # the floored standardized terms it trained on
-            return _floored_scores(self.params_, codes, values, off, self._keep, W, self._b)
+            return _floored_scores(self.params_, codes, values, W, self._b, off, self._keep)
         # pickled between 2026-11-27 and the floor (unfloored standardized terms)
         return _log_joint(self.params_, codes, values, W, self._b) + _offset_scores(values, off, W)
 
@@ -904,7 +904,7 @@ class WeightedNB(_Additive, BaseNB):
         W = self._score_weights()
         off = getattr(self, "_off", None)
         if off is not None and getattr(self, "_floored", False):
-            return _floored_terms_jit(self.params_, codes, values, off, self._keep, W)
+            return _floored_terms_jit(self.params_, codes, values, W, off, self._keep)
         E = _weighted_contrib(self.params_, codes, values, jnp.asarray(W))
         return E if off is None else _standardized_terms(E, values, off, W)
 
@@ -934,45 +934,9 @@ def _standardized_terms(L, values, off, weights=None):
 
 _offset_scores = jax.jit(lk.offset_scores)
 
-# rows per block of the floored gradient-WNB scores: at most this many (p, c) terms at once
-_FLOORED_BLOCK_TERMS = 1 << 21
-
-
-def _model_terms(params, codes, values, off, keep):
-    """(n, p, c) unweighted terms of `WeightedNB`'s gradient model: the standardized
-    log-contributions log f + log s_i floored at `LOG_FLOOR` (as the solver floors them), 0 for
-    a missing value and for a predictor without spread. Training, scores and `explain` all
-    start from these."""
-    L = _standardized_terms(_log_contrib(params, codes, values), values, off)
-    return jnp.where(keep[None, :, None], wt.floor_log(L), 0.0)
-
-
-_model_terms_jit = jax.jit(_model_terms)
-
-
-def _floored_terms(params, codes, values, off, keep, weights):
-    """(n, p, c) weighted terms W_ij x `_model_terms` (a zero weight gives 0)."""
-    L = _model_terms(params, codes, values, off, keep)
-    return jnp.where(weights[None] == 0, 0.0, L * weights[None])
-
-
-_floored_terms_jit = jax.jit(_floored_terms)
-
-
-@jax.jit
-def _floored_scores(params, codes, values, off, keep, weights, bias):
-    """(n, c) bias + Σ_i of `_floored_terms`, in blocks of rows (`lax.map` with a batch size):
-    the terms are materialized, as the floor needs each one (`lk.log_joint`'s quadratic
-    expansion cannot floor them)."""
-    p, c = weights.shape
-    block = max(1, _FLOORED_BLOCK_TERMS // max(1, p * c))
-
-    def one(row):
-        cr, vr = row
-        E = _floored_terms(params, cr[None], vr[None], off, keep, weights)[0]
-        return jnp.sum(E, axis=0) + bias
-
-    return jax.lax.map(one, (codes, values), batch_size=max(1, min(block, codes.shape[0])))
+_model_terms_jit = jax.jit(wt.model_terms)
+_floored_terms_jit = jax.jit(wt.weighted_terms)
+_floored_scores = jax.jit(wt.floored_scores)
 
 
 def _row_sharded(mesh, *arrays):

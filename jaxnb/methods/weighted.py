@@ -50,7 +50,7 @@ from jax import lax
 from .._checks import check_array_range, check_scored_rows, concrete, jit_entry
 from .._dtypes import float_dtype
 from .._matmul import einsum
-from ..likelihood import weighted_sum
+from ..likelihood import log_contributions, weighted_sum
 from ..suffstats import state_segments
 from . import filters
 from .filters import equal_frequency_codes
@@ -68,6 +68,9 @@ __all__ = [
     "resolve_solver",
     "floor_log",
     "LOG_FLOOR",
+    "model_terms",
+    "weighted_terms",
+    "floored_scores",
 ]
 
 STATE_WEIGHTINGS = ("uniform", "marginal")
@@ -84,6 +87,8 @@ NEWTON_HALVINGS = 40  # Armijo backtracking: step sizes 1, 1/2, ..., 2^-39
 # the weights' log-contributions and bias are floored here (`floor_log`): log of float32's
 # smallest normal number, so that float32 and float64 fit the same objective
 LOG_FLOOR = float(np.log(np.finfo(np.float32).tiny))
+# `floored_scores` materializes the terms of at most this many (p, c) entries at once
+FLOORED_BLOCK_TERMS = 1 << 21
 # L-BFGS stops after this many steps in a row whose line search spent all its LINESEARCH_STEPS
 # evaluations without a lower value: it has hit the objective's rounding floor (float32
 # log-losses near the optimum), and every further step would cost as much for nothing. Runs of
@@ -257,6 +262,60 @@ def floor_log(a):
     posteriors were up to 1.0 apart there, 4 of 194 training predictions flipped; now 1.4e-4
     and none. `WeightedNB(scheme="gradient")` scores and explains with the same floored terms."""
     return jnp.maximum(a, jnp.asarray(LOG_FLOOR, a.dtype))
+
+
+def model_terms(nb, codes, values, log_scale=None, keep=None):
+    r"""(n, p, c) unweighted terms of the gradient-trained weighted NB: each observed value's
+    log-contribution log f(x_ri | j) (`jaxnb.likelihood.log_contributions`), plus ``log_scale_i``
+    (log s_i, making a Gaussian term that of the standardized value x_i / s_i) where given,
+    floored at `LOG_FLOOR`; 0 for a missing value and for a predictor with ``keep_i`` False (a
+    continuous one without spread: it has no standardized density).
+
+    `WeightedNB(scheme="gradient")` and `jaxnb.distributed.fit_wnb` train on these terms and
+    score and explain with them, so training and prediction see the same numbers in float32
+    and float64. Predictors in the order [discrete, continuous].
+    """
+    L = log_contributions(nb, codes, values)
+    if log_scale is not None:
+        q = L.shape[1] - values.shape[1]
+        seen = jnp.concatenate([jnp.ones((L.shape[0], q), bool), ~jnp.isnan(values)], axis=1)
+        L = jnp.where(seen[:, :, None], L + log_scale[None, :, None], L)
+    L = floor_log(L)
+    return L if keep is None else jnp.where(keep[None, :, None], L, 0.0)
+
+
+def weighted_terms(nb, codes, values, weights, log_scale=None, keep=None):
+    """(n, p, c) weighted terms ``weights[i, j]`` x `model_terms` (a zero weight gives 0)."""
+    L = model_terms(nb, codes, values, log_scale, keep)
+    return jnp.where(weights[None] == 0, 0.0, L * weights[None])
+
+
+def floored_scores(nb, codes, values, weights, bias, log_scale=None, keep=None):
+    """(n, c) scores ``bias_j + Σ_i weights[i, j]`` x `model_terms`: the floor needs each term,
+    so the quadratic expansion of `jaxnb.likelihood.log_joint` cannot be used; the terms are
+    formed in blocks of rows holding at most `FLOORED_BLOCK_TERMS` of them (``lax.map`` over the
+    blocks, each one contraction), so memory does not grow with the rows."""
+    p, c = weights.shape
+    n = codes.shape[0]
+    block = max(1, min(FLOORED_BLOCK_TERMS // max(1, p * c), n))
+
+    def scores(cd, vl):  # floored terms are finite: a zero weight gives 0
+        L = model_terms(nb, cd, vl, log_scale, keep)
+        return einsum("npc,pc->nc", L, weights) + bias[None, :]
+
+    k = n // block
+    if k <= 1:
+        return scores(codes, values)
+    head = lax.map(
+        lambda blk: scores(*blk),
+        (
+            codes[: k * block].reshape(k, block, codes.shape[1]),
+            values[: k * block].reshape(k, block, values.shape[1]),
+        ),
+    ).reshape(k * block, c)
+    if n == k * block:
+        return head
+    return jnp.concatenate([head, scores(codes[k * block :], values[k * block :])])
 
 
 def gradient_objective(params: GradientWeights, L, y, weight, l2=0.0, S=None):

@@ -7,6 +7,7 @@ gives 4 CPU devices; tests that need several devices skip with a reason otherwis
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 import jaxnb.distributed as jd
@@ -490,3 +491,29 @@ def test_wnb_gives_a_constant_column_no_term():
         rtol=0,
     )
     np.testing.assert_allclose(np.asarray(got.weights)[4], 1.0)  # untouched: only the ridge
+
+
+def test_float32_wnb_stops_at_its_rounding_floor():
+    """float32 cannot reach the default tol 1e-8: the default L-BFGS ran all of max_steps (500)
+    at gradient norm ~2e-7 and said only 'not converged'. It now stops once 30 steps in a row
+    lower the objective by at most 4 ulps without a new smallest gradient norm, and says so
+    (``stalled``), its posteriors as close to the float64 optimum as 500 steps got them."""
+    rng = np.random.default_rng(0)
+    n, q, r = 4000, 6, 6
+    y = rng.integers(0, C, n).astype(np.int32)
+    codes = rng.integers(0, 4, (n, q)).astype(np.int32)
+    values = rng.normal(size=(n, r)) + 0.3 * y[:, None]
+    kw = dict(n_states=(4,) * q, n_classes=C)
+    ref, info64 = jd.fit_wnb(codes, values, y, tol=1e-11, **kw)
+    assert bool(info64.converged) and not bool(info64.stalled)
+    P64 = np.exp(np.asarray(jd.predict_wnb(ref, codes, values)))
+    with jax.enable_x64(False):
+        v32 = values.astype(np.float32)
+        got, info = jd.fit_wnb(codes, v32, y, **kw)
+        P32 = np.exp(np.asarray(jd.predict_wnb(got, codes, v32), np.float64))
+        assert bool(info.stalled) and not bool(info.converged)
+        assert int(info.num_steps) < 300 and float(info.grad_norm) < 1e-5
+        # another optax transform never counts as stalled
+        _, sgd = jd.fit_wnb(codes, v32, y, optimizer=optax.sgd(0.1), max_steps=40, **kw)
+        assert int(sgd.num_steps) == 40 and not bool(sgd.stalled)
+    np.testing.assert_allclose(P32, P64, atol=2e-5)

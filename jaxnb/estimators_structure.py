@@ -429,7 +429,7 @@ class _KernelBase(_Base):
         self.discrete_params_ = self._discrete_nb(codes, y_enc, w)
         self.class_log_prior_ = np.asarray(self._log_prior(y_enc, w))
         n_dims = self._n_dims(values.shape[1])
-        bw, _ = kde.kde_bandwidths(values, y_enc, c, n_dims, w, self._h())
+        bw, _ = kde.kde_bandwidths(values, y_enc, c, n_dims, w, self._h(), skip_constant=n_dims > 1)
         self.bandwidth_ = np.asarray(bw)  # (c, r) kernel std devs of the continuous block
         return codes, values, y_enc, w
 
@@ -516,8 +516,10 @@ class ParzenNB(_KernelBase):
 
     log P(c) + log f̂(x | c), f̂(x | c) = (1/N_c) Σ_{n: y_n = c} N(x; x_n, H_c), H_c = h_c²
     diag(s_c1², ..., s_cr²) (differential scaling, Simonoff 1996),
-    h_c = (4 / ((r + 2) N_c))^{1/(r+4)} (normal rule with m = r). Discrete columns
-    (mixed data) enter as independent Lidstone CPTs; all-discrete data raise.
+    h_c = (4 / ((m + 2) N_c))^{1/(m+4)} (normal rule with m = r less the continuous columns that
+    are constant over the training rows, at least 1: such a column scores every class alike and
+    leaves the posteriors as they are without it). Discrete columns (mixed data) enter as
+    independent Lidstone CPTs; all-discrete data raise.
 
     Args and attributes as in `FlexibleNB`.
     """

@@ -108,6 +108,40 @@ def test_kernel_classifiers_are_scale_invariant(est):
     np.testing.assert_allclose(a, b, atol=1e-9)
 
 
+@pytest.mark.parametrize("est", [FlexibleNB, ParzenNB, FlexibleTAN])
+def test_kernel_classifiers_ignore_a_constant_column(est):
+    """A column constant over the (weighted) training rows gets bandwidth 1 and the same factor
+    in every class. Parzen's joint normal rule counted it among its m dimensions, so it widened
+    the other columns' kernels: posteriors 0.035 apart on Diabetes, 0.071 here."""
+    rng = np.random.default_rng(3)
+    n = 300
+    y = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 3)) * (1 + y[:, None]) + y[:, None]
+    w = np.ones(n)
+    w[0] = 0.0  # a zero-weight row may hold another value: the column is still constant
+    Xc = np.c_[X[:, :1], np.full(n, 2.5), X[:, 1:]]
+    Xc[0, 1] = -40.0
+    a = est().fit(X, y, sample_weight=w).predict_proba(X)
+    Q = Xc.copy()
+    Q[:, 1] = rng.normal(size=n)  # any query value: every class scores it alike
+    b = est().fit(Xc, y, sample_weight=w).predict_proba(Q)
+    np.testing.assert_allclose(a, b, atol=1e-9)
+
+
+def test_parzen_normal_rule_counts_the_varying_columns():
+    x, y = _two_class(50, seed=2)
+    xc = np.c_[x, np.full(len(y), 1.0)]
+    bw, nc = K.kde_bandwidths(xc, y, 2, 3, skip_constant=True)
+    want, _ = K.kde_bandwidths(x, y, 2, 2)
+    np.testing.assert_allclose(np.asarray(bw)[:, :2], np.asarray(want), rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(bw)[:, 2], 1.0)
+    # without skip_constant, the rule's m is n_dims as given
+    h3 = np.asarray(K.normal_rule_bandwidth(3, np.asarray(nc)))
+    h2 = np.asarray(K.normal_rule_bandwidth(2, np.asarray(nc)))
+    full, _ = K.kde_bandwidths(xc, y, 2, 3)
+    np.testing.assert_allclose(np.asarray(full)[:, :2], np.asarray(want) * (h3 / h2)[:, None])
+
+
 def test_zero_weight_rows_with_infinite_values_equal_removed_rows():
     """0 * inf = NaN in the weighted moments: TAN slopes silently 0, kernel densities NaN."""
     x, y = _two_class(40, seed=1)

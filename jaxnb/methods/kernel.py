@@ -140,13 +140,24 @@ def class_scales(values, y, n_classes: int, weight=None):
 _REL_BANDWIDTH_FLOOR = 1e-9**0.5  # x the predictor's pooled sd: NaiveBayes's 1e-9 variance floor
 
 
-@jit_entry("n_classes", "n_dims", check=_kernel_check)
+@jit_entry("n_classes", "n_dims", "skip_constant", check=_kernel_check)
 def kde_bandwidths(
-    values, y, n_classes: int, n_dims: int, weight=None, h=None, min_bandwidth: float = 0.0
+    values,
+    y,
+    n_classes: int,
+    n_dims: int,
+    weight=None,
+    h=None,
+    min_bandwidth: float = 0.0,
+    skip_constant: bool = False,
 ):
     r"""Per-class, per-predictor kernel standard deviations b_{c,j} = h_c s_{c,j}, shape (c, r).
 
-    h_c = `normal_rule_bandwidth(n_dims, N_c)` unless `h` (scalar or (c,)) is given. Floored at
+    h_c = `normal_rule_bandwidth(n_dims, N_c)` unless `h` (scalar or (c,)) is given; with
+    ``skip_constant`` (the joint Parzen KDE over all r columns, ``n_dims`` = r) the rule's m is
+    ``n_dims`` less the columns constant over the weighted training rows (at least 1), so that a
+    constant column, which every class scores alike, does not change the other columns'
+    smoothing (it did by up to 0.035 in the posteriors of `ParzenNB` on Diabetes). Floored at
     √1e-9 × the predictor's standard deviation over all weighted training rows (the scale-relative
     analogue of `NaiveBayes`'s 1e-9 variance floor), so a predictor constant within a class does
     not divide by zero and rescaling the data rescales every bandwidth (the posteriors do not
@@ -156,20 +167,26 @@ def kde_bandwidths(
     other predictors.
     """
     nc, s = class_scales(values, y, n_classes, weight)
-    hc = normal_rule_bandwidth(n_dims, jnp.maximum(nc, 1.0)) if h is None else jnp.asarray(h)
-    hc = jnp.broadcast_to(jnp.asarray(hc, s.dtype), nc.shape)
     x, wy = _prepare(values, y, n_classes, weight)
     w = jnp.sum(wy, axis=1)
-    total = jnp.maximum(jnp.sum(w), jnp.finfo(s.dtype).tiny)
-    centre = jnp.sum(w[:, None] * x, 0) / total
-    pooled = _safe_sqrt(jnp.sum(w[:, None] * (x - centre[None, :]) ** 2, 0) / total)
-    floor = jnp.maximum(_REL_BANDWIDTH_FLOOR * pooled, min_bandwidth)
-    bw = jnp.maximum(hc[:, None] * s, floor[None, :])
     # constant over the weighted rows: an exact test (the scale itself carries rounding)
     used = (w > 0)[:, None]
     constant = jnp.max(jnp.where(used, x, -jnp.inf), axis=0) <= jnp.min(
         jnp.where(used, x, jnp.inf), axis=0
     )
+    if h is not None:
+        hc = jnp.asarray(h)
+    elif skip_constant:
+        m = jnp.maximum(n_dims - jnp.sum(constant), 1).astype(s.dtype)
+        hc = (4.0 / ((m + 2) * jnp.maximum(nc, 1.0))) ** (1.0 / (m + 4))
+    else:
+        hc = normal_rule_bandwidth(n_dims, jnp.maximum(nc, 1.0))
+    hc = jnp.broadcast_to(jnp.asarray(hc, s.dtype), nc.shape)
+    total = jnp.maximum(jnp.sum(w), jnp.finfo(s.dtype).tiny)
+    centre = jnp.sum(w[:, None] * x, 0) / total
+    pooled = _safe_sqrt(jnp.sum(w[:, None] * (x - centre[None, :]) ** 2, 0) / total)
+    floor = jnp.maximum(_REL_BANDWIDTH_FLOOR * pooled, min_bandwidth)
+    bw = jnp.maximum(hc[:, None] * s, floor[None, :])
     return jnp.where(constant[None, :] | ~(bw > 0), jnp.ones_like(bw), bw), nc
 
 
@@ -305,10 +322,12 @@ def parzen_log_density(
     r"""Joint per-class KDE log f̂(x | C = j) over all r predictors (Parzen window), shape (m, c).
 
     Product Gaussian kernel with H_j = h_j² diag(s_{j,1}², ..., s_{j,r}²), h_j from the normal rule
-    with m = r and N = N_j.
+    with N = N_j and m = r less the columns constant over the weighted training rows (at least 1;
+    `kde_bandwidths` with ``skip_constant``): such a column gets bandwidth 1 and the same factor
+    in every class, so it leaves the posteriors as they are without it.
     """
     x, wy = _prepare(values, y, n_classes, weight)
-    bw, nc = kde_bandwidths(x, y, n_classes, x.shape[1], weight, h)
+    bw, nc = kde_bandwidths(x, y, n_classes, x.shape[1], weight, h, skip_constant=True)
     log_w = _log_weights(wy)
     log_nc = _log_count(nc)
     query = jnp.asarray(query, x.dtype)

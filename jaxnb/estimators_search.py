@@ -81,7 +81,9 @@ class StagewiseNB(_SearchBase):
     Each predictor is interpolated between removed (Ω⁽⁰⁾) and the MLE (Ω⁽¹⁾):
     Ω_i(α_i) = α_i Ω⁽¹⁾_i + (1 − α_i) Ω⁽⁰⁾_i. Starting from α = 0, every iteration tries α_i + tε
     (t = 1..v) for every predictor with α_i < 1 and applies the move with the lowest training
-    criterion (see `jaxnb.methods.stagewise`). A model is then selected along the path.
+    criterion (see `jaxnb.methods.stagewise`). A model is then selected along the path. A
+    predictor whose Ω⁽¹⁾ is the same in every class (a column constant over the training rows)
+    is never moved: no α of it changes a prediction, and its moves would only win ties.
 
     Args:
       discrete, n_states, missing, unseen: column handling as in `NaiveBayes`.

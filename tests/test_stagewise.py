@@ -89,9 +89,19 @@ def _ref_fsnb(
     codes, values, y, n_states, c, eps, v, step_rule, criterion, patience, max_iter, scan=None
 ):
     """Algorithm 1 with integer ε-units; returns the α path, criteria, errors and moves. The
-    predictors are scanned in the order ``scan`` (default 0..p-1): the first of tied moves wins."""
+    predictors are scanned in the order ``scan`` (default 0..p-1): the first of tied moves wins.
+    A predictor whose Ω⁽¹⁾ is the same in every class is not a candidate (no move of it changes
+    a score)."""
     P = _ref_params(codes, values, y, n_states, c)
     p = codes.shape[1] + values.shape[1]
+    _, th1, _, mu1, sd1, _, _ = P
+    frozen = np.array(
+        [bool((t == t[:, :1]).all()) for t in th1]
+        + [
+            bool((mu1[:, k] == mu1[0, k]).all() and (sd1[:, k] == sd1[0, k]).all())
+            for k in range(values.shape[1])
+        ]
+    )
     kmax = int(np.ceil(1 / eps * (1 - 1e-9)))
     alpha_of = lambda k: np.where(k >= kmax, 1.0, k * eps)
     k = np.zeros(p, int)
@@ -103,10 +113,10 @@ def _ref_fsnb(
         [],
     )
     best_seen, since = crits[0], 0
-    while (k < kmax).any() and len(moves) < max_iter and since < patience:
+    while ((k < kmax) & ~frozen).any() and len(moves) < max_iter and since < patience:
         best, bi, bt = np.inf, -1, -1
         for i in range(p) if scan is None else scan:
-            if k[i] >= kmax:
+            if k[i] >= kmax or frozen[i]:
                 continue
             for t in range(1, v + 1):
                 kk = k.copy()
@@ -457,3 +467,56 @@ def test_verbose_prints_one_line_per_iteration_and_changes_nothing(capfd):
     assert lines[-1].startswith(f"fsNB iteration {loud.n_iter_}: training error ")
     np.testing.assert_array_equal(loud.alpha_, quiet.alpha_)
     np.testing.assert_array_equal(loud.path_["error"], quiet.path_["error"])
+
+
+def test_class_independent_predictors_are_not_candidates():
+    """A discrete predictor with a single state scores every class alike at every α, yet with
+    the "error" criterion its moves tie with the best one and, scanned first, won: a wasted
+    iteration, d + 1 in the AIC, patience used up. It is now left out of the moves (the
+    reference skips it too), and the path equals the path without it."""
+    codes, values, y, ns, c = _data(0)
+    one = np.c_[np.zeros((len(y), 1), np.int32), codes]  # first in the scan
+    o1, _ = _omegas(one, values, y, (1,) + tuple(ns), c)
+    np.testing.assert_array_equal(
+        np.asarray(sw.class_independent(o1)), [True] + [False] * (len(ns) + values.shape[1])
+    )
+    path, (A, C, _, moves) = _path_and_reference(
+        one, values, y, (1,) + tuple(ns), c, "t_eps", "error"
+    )
+    base, _ = _path_and_reference(codes, values, y, ns, c, "t_eps", "error")
+    n_iter = int(path.n_iter)
+    assert n_iter == len(moves) == int(base.n_iter) > 3
+    assert all(i != 0 for i, _ in moves)
+    np.testing.assert_allclose(np.asarray(path.alpha[: n_iter + 1]), A, atol=1e-12)
+    np.testing.assert_array_equal(np.asarray(path.alpha)[:, 0], 0.0)
+    np.testing.assert_allclose(np.asarray(path.alpha)[:, 1:], np.asarray(base.alpha), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(path.aic), np.asarray(base.aic), rtol=1e-12)
+
+
+def test_stagewise_nb_ignores_a_constant_column():
+    """Diabetes with a constant column inserted third: the constant's no-op moves won the error
+    criterion's ties, AIC then selected iteration 5 instead of 8 (posteriors 0.033 apart)."""
+    from jaxnb.datasets import load_diabetes
+    from jaxnb.estimators_search import StagewiseNB
+
+    X, y = load_diabetes()[:2]
+    Xc = np.c_[X[:, :2], np.full(len(y), 3.25), X[:, 2:]]
+    a, b = StagewiseNB().fit(X, y), StagewiseNB().fit(Xc, y)
+    assert b.alpha_[2] == 0.0 and a.selected_iter_ == b.selected_iter_
+    np.testing.assert_allclose(np.delete(b.alpha_, 2), a.alpha_, atol=1e-12)
+    np.testing.assert_allclose(b.predict_proba(Xc), a.predict_proba(X), atol=1e-6)
+
+
+def test_all_predictors_class_independent_gives_an_empty_path():
+    rng = np.random.default_rng(0)
+    n, c = 40, 2
+    y = rng.integers(0, c, n)
+    codes = np.zeros((n, 2), np.int32)
+    values = np.full((n, 1), 2.0)
+    o1, o0 = _omegas(codes, values, y, (1, 1), c)
+    assert bool(np.asarray(sw.class_independent(o1)).all())
+    path = sw.fsnb_path(
+        o1, o0, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y), max_iter=10, k_max=40
+    )
+    assert int(path.n_iter) == 0 and int(path.n_evaluations[-1]) == 0
+    np.testing.assert_array_equal(np.asarray(path.alpha), 0.0)

@@ -564,7 +564,8 @@ class FlexibleTAN(_Additive, _KernelBase):
 
     Args:
       structure: "kde" or "gaussian" edge weights.
-      root: the tree's root, a user column index of a continuous column (None: the first one).
+      root: the tree's root, a user column index of a continuous column (None: the first one
+        that is not constant over the training rows).
       h, alpha, chunk_size, discrete, n_states: as in `FlexibleNB`; chunk_size also bounds the
         rows per step of the KDE CMI at fit time.
 
@@ -605,8 +606,12 @@ class FlexibleTAN(_Additive, _KernelBase):
         t0 = time.perf_counter()
         codes, values, y_enc, w = self._fit_kernel(X, y, sample_weight)
         cont = self.encoder_.continuous_idx_
-        if self.root is None:
-            root = 0
+        if self.root is None:  # the first continuous column that varies over the weighted rows
+            # (a constant root would hand its child the 2-D kernel's wider bandwidth and turn
+            # the tree's edges around: posteriors 0.022 apart with a constant column first)
+            used = values[w > 0]
+            varies = np.nanmax(used, axis=0) > np.nanmin(used, axis=0) if len(used) else []
+            root = int(np.argmax(varies)) if np.any(varies) else 0
         else:
             hit = np.flatnonzero(cont == self.root)
             if hit.size == 0:

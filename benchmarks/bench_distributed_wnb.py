@@ -30,6 +30,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxnb.distributed as jd
+from jaxnb.data import FeatureEncoder, encode_labels
+from jaxnb.datasets import load_flags
 from jaxnb.methods.nb import fit_nb
 
 
@@ -42,16 +44,11 @@ def synthetic(n, q, r, c, seed=0):
 
 
 def flags():
-    from jaxnb.datasets import load_flags
-
     X, y, _, numeric = load_flags()
-    X, numeric = np.asarray(X), np.asarray(numeric, bool)
-    codes = np.stack(
-        [np.unique(col, return_inverse=True)[1] for col in X[:, ~numeric].T], axis=1
-    ).astype(np.int32)
-    y = np.unique(np.asarray(y), return_inverse=True)[1].astype(np.int32)
-    states = [int(m) for m in codes.max(0) + 1]
-    return codes, X[:, numeric].astype(np.float64), y, states, int(y.max()) + 1
+    enc = FeatureEncoder(discrete=np.flatnonzero(~np.asarray(numeric)).tolist()).fit(X)
+    codes, values = enc.transform(X, dtype=np.float64)
+    classes, y = encode_labels(y)
+    return codes, values, y, list(enc.n_states_), len(classes)
 
 
 def status(info):

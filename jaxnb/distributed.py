@@ -70,14 +70,7 @@ from ._dtypes import float_dtype
 from .methods import group_lasso as gl
 from .methods import weighted as wt
 from .params import NBParams, fit_mle
-from .suffstats import (
-    SuffStats,
-    accumulate,
-    has_spread,
-    log_pooled_sd,
-    pooled_gaussian,
-    pooled_moments,
-)
+from .suffstats import SuffStats, accumulate, pooled_moments
 
 _fit_mle = jax.jit(fit_mle)
 
@@ -821,22 +814,10 @@ def _fit_wnb_core(
     # made the gradient 0 * (-inf) = NaN, so the solver stopped at step 0. The terms are floored
     # at LOG_FLOOR (`wnb_log_joint`), and so is the log prior the bias starts from and is pulled
     # toward (it was log(tiny) of the dtype, -87 / -708, so the precisions' optima differed)
-    tiny = jnp.finfo(nb.cpt.dtype if nb.cpt.size else nb.mean.dtype).tiny
-    nb = NBParams(
-        wt.floor_log(nb.log_prior),
-        jnp.maximum(nb.cpt, tiny),
-        nb.mean,
-        nb.std,
-        nb.n_states,
-    )
-    off = keep = None
-    if standardize:
-        q = len(stats.n_states)
-        pw, _, pm2 = pooled_gaussian(stats)
-        off = jnp.concatenate([jnp.zeros(q, pw.dtype), log_pooled_sd(pw, pm2)])
-        # a constant column has no standardized density: term 0 (as `WeightedNB`), not a
-        # class-independent value that per-class weights would turn into a second bias
-        keep = jnp.concatenate([jnp.ones(q, bool), has_spread(pw, pm2)])
+    nb = NBParams(wt.floor_log(nb.log_prior), nb.cpt, nb.mean, nb.std, nb.n_states)
+    # a constant column has no standardized density: term 0 (as `WeightedNB`), not a
+    # class-independent value that per-class weights would turn into a second bias
+    off, keep = wt.unit_offsets(stats) if standardize else (None, None)
     if mesh is None:
         rows = lambda nb, W, b: wnb_row_loss(nb, W, b, data, log_scale=off, keep=keep)
     else:

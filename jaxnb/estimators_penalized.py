@@ -41,7 +41,6 @@ from .model_selection import (
     validation_split,
 )
 from .params import NBParams, fit_mle
-from .suffstats import has_spread, log_pooled_sd, pooled_gaussian
 
 __all__ = ["GroupLassoNB", "L1NB", "WeightedNB", "register_methods"]
 
@@ -821,7 +820,7 @@ class WeightedNB(_Additive, BaseNB):
             # stopped at max_steps short of the optimum, a missing value (term 0 in every unit)
             # shifted a class's score by w_ij log s_i against an observed one, and explain /
             # feature_importances_ (spreads of w_ij log f across j) moved with the units
-            off, keep = _unit_offsets(stats, len(self.n_states_))
+            off, keep = wt.unit_offsets(stats)
             # a constant column has no standardized density: term 0 (as `OnlineWeightedNB`),
             # not a class-independent value that per-class weights would turn into a bias
             L = _model_terms_jit(self.params_, cd, vl, off, keep)
@@ -912,25 +911,7 @@ class WeightedNB(_Additive, BaseNB):
         return self.params_.log_prior if self._b is None else self._b
 
 
-def _unit_offsets(stats, q: int):
-    """(p,) log s_i of each continuous predictor (pooled weighted sd over the classes; 0 without
-    spread) and 0 for the q discrete ones, in the internal order [discrete, continuous]; and (p,)
-    whether each predictor has a term (False for a continuous one without spread)."""
-    pw, _, pm2 = pooled_gaussian(stats)
-    cont = log_pooled_sd(pw, pm2)
-    keep = jnp.concatenate([jnp.ones(q, bool), has_spread(pw, pm2)])
-    return jnp.concatenate([jnp.zeros(q, cont.dtype), cont]), keep
-
-
-@jax.jit
-def _standardized_terms(L, values, off, weights=None):
-    """``L`` (n, p, c) + ``off`` (p,) (times ``weights`` (p, c), if given) on the observed
-    entries: a missing value's term stays 0."""
-    q = L.shape[1] - values.shape[1]
-    seen = jnp.concatenate([jnp.ones((L.shape[0], q), bool), ~jnp.isnan(values)], axis=1)
-    shift = off[:, None] if weights is None else off[:, None] * weights
-    return jnp.where(seen[:, :, None], L + shift[None], L)
-
+_standardized_terms = jax.jit(wt.standardized_terms)
 
 _offset_scores = jax.jit(lk.offset_scores)
 

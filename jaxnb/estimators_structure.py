@@ -606,12 +606,12 @@ class FlexibleTAN(_Additive, _KernelBase):
         t0 = time.perf_counter()
         codes, values, y_enc, w = self._fit_kernel(X, y, sample_weight)
         cont = self.encoder_.continuous_idx_
+        x, yy, ww = self._train
         if self.root is None:  # the first continuous column that varies over the weighted rows
             # (a constant root would hand its child the 2-D kernel's wider bandwidth and turn
             # the tree's edges around: posteriors 0.022 apart with a constant column first)
-            used = values[w > 0]
-            varies = np.nanmax(used, axis=0) > np.nanmin(used, axis=0) if len(used) else []
-            root = int(np.argmax(varies)) if np.any(varies) else 0
+            varies = ~np.asarray(kde.constant_columns(x, ww))
+            root = int(np.argmax(varies)) if varies.any() else 0
         else:
             hit = np.flatnonzero(cont == self.root)
             if hit.size == 0:
@@ -621,7 +621,6 @@ class FlexibleTAN(_Additive, _KernelBase):
                 )
             root = int(hit[0])
         c = len(self.classes_)
-        x, yy, ww = self._train
         if self.structure == "kde":
             cmi = kde.kde_conditional_mutual_information(x, yy, c, ww, self._h(), self.chunk_size)
         else:

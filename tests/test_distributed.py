@@ -431,16 +431,14 @@ def test_log_joint_inside_shard_map_with_more_local_rows_than_one_block(weighted
 
 
 def _flags_rows():
+    """Flags as (codes, values, y, n_states), encoded as the estimators encode it."""
+    from jaxnb.data import FeatureEncoder, encode_labels
     from jaxnb.datasets import load_flags
 
     X, y, _, numeric = load_flags()
-    X, numeric = np.asarray(X), np.asarray(numeric, bool)
-    codes = np.stack(
-        [np.unique(col, return_inverse=True)[1] for col in X[:, ~numeric].T], axis=1
-    ).astype(np.int32)
-    values = X[:, numeric].astype(np.float64)
-    y = np.unique(np.asarray(y), return_inverse=True)[1].astype(np.int32)
-    return codes, values, y, [int(m) for m in codes.max(0) + 1]
+    enc = FeatureEncoder(discrete=np.flatnonzero(~np.asarray(numeric)).tolist()).fit(X)
+    codes, values = enc.transform(X, dtype=np.float64)
+    return codes, values, encode_labels(y)[1], list(enc.n_states_)
 
 
 def test_wnb_on_flags_fits_the_same_model_in_both_precisions():

@@ -45,6 +45,7 @@ from .structure import (
 
 __all__ = [
     "class_scales",
+    "constant_columns",
     "flexible_nb_log_contributions",
     "flexible_nb_log_joint",
     "flexible_tan_log_contributions",
@@ -102,8 +103,23 @@ def normal_rule_bandwidth(n_dims: int, n_samples) -> jax.Array:
       n_dims: m, the dimension of the KDE.
       n_samples: N (scalar or array; weighted counts allowed).
     """
-    n_samples = jnp.asarray(n_samples, float_dtype())
-    return (4.0 / ((n_dims + 2) * n_samples)) ** (1.0 / (n_dims + 4))
+    return _normal_rule(n_dims, jnp.asarray(n_samples, float_dtype()))
+
+
+def _normal_rule(m, n):
+    """(4 / ((m + 2) n))^{1/(m+4)} for a static or traced dimension m."""
+    return (4.0 / ((m + 2) * n)) ** (1.0 / (m + 4))
+
+
+def constant_columns(values, weight=None):
+    """(r,) bool: the columns of ``values`` (n, r) constant over the rows of positive weight (an
+    exact test; rounding in a scale would not be). Such a column gets bandwidth 1 in
+    `kde_bandwidths`, is not counted by the Parzen normal rule, and is not the default root of
+    `FlexibleTAN`."""
+    x = jnp.asarray(values)
+    used = jnp.ones(x.shape[:1], bool) if weight is None else jnp.asarray(weight) > 0
+    hi = jnp.max(jnp.where(used[:, None], x, -jnp.inf), axis=0)
+    return hi <= jnp.min(jnp.where(used[:, None], x, jnp.inf), axis=0)
 
 
 def _prepare(values, y, n_classes, weight):
@@ -169,18 +185,12 @@ def kde_bandwidths(
     nc, s = class_scales(values, y, n_classes, weight)
     x, wy = _prepare(values, y, n_classes, weight)
     w = jnp.sum(wy, axis=1)
-    # constant over the weighted rows: an exact test (the scale itself carries rounding)
-    used = (w > 0)[:, None]
-    constant = jnp.max(jnp.where(used, x, -jnp.inf), axis=0) <= jnp.min(
-        jnp.where(used, x, jnp.inf), axis=0
-    )
+    constant = constant_columns(x, w)
     if h is not None:
         hc = jnp.asarray(h)
-    elif skip_constant:
-        m = jnp.maximum(n_dims - jnp.sum(constant), 1).astype(s.dtype)
-        hc = (4.0 / ((m + 2) * jnp.maximum(nc, 1.0))) ** (1.0 / (m + 4))
     else:
-        hc = normal_rule_bandwidth(n_dims, jnp.maximum(nc, 1.0))
+        m = jnp.maximum(n_dims - jnp.sum(constant), 1).astype(s.dtype) if skip_constant else n_dims
+        hc = _normal_rule(m, jnp.maximum(nc, 1.0))
     hc = jnp.broadcast_to(jnp.asarray(hc, s.dtype), nc.shape)
     total = jnp.maximum(jnp.sum(w), jnp.finfo(s.dtype).tiny)
     centre = jnp.sum(w[:, None] * x, 0) / total

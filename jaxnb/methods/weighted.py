@@ -51,7 +51,7 @@ from .._checks import check_array_range, check_scored_rows, concrete, jit_entry
 from .._dtypes import float_dtype
 from .._matmul import einsum
 from ..likelihood import log_contributions, weighted_sum
-from ..suffstats import state_segments
+from ..suffstats import has_spread, log_pooled_sd, pooled_gaussian, state_segments
 from . import filters
 from .filters import equal_frequency_codes
 
@@ -68,6 +68,8 @@ __all__ = [
     "resolve_solver",
     "floor_log",
     "LOG_FLOOR",
+    "unit_offsets",
+    "standardized_terms",
     "model_terms",
     "weighted_terms",
     "floored_scores",
@@ -264,12 +266,33 @@ def floor_log(a):
     return jnp.maximum(a, jnp.asarray(LOG_FLOOR, a.dtype))
 
 
+def unit_offsets(stats):
+    """(p,) log s_i of each continuous predictor (pooled weighted sd over the classes; 0 without
+    spread) and 0 for the discrete ones, predictor order [discrete, continuous]; and (p,) whether
+    each predictor has a term (False for a continuous one without spread: it has no standardized
+    density). The ``log_scale`` and ``keep`` of `model_terms`."""
+    q = len(stats.n_states)
+    pw, _, pm2 = pooled_gaussian(stats)
+    off = jnp.concatenate([jnp.zeros(q, pw.dtype), log_pooled_sd(pw, pm2)])
+    return off, jnp.concatenate([jnp.ones(q, bool), has_spread(pw, pm2)])
+
+
+def standardized_terms(L, values, log_scale, weights=None):
+    """``L`` (n, p, c) plus ``log_scale`` (p,) (times ``weights`` (p, c), if given) on the
+    observed entries, predictor order [discrete, continuous]: a missing value's term stays as it
+    is (0), a discrete predictor's offset is 0."""
+    q = L.shape[1] - values.shape[1]
+    seen = jnp.concatenate([jnp.ones((L.shape[0], q), bool), ~jnp.isnan(values)], axis=1)
+    shift = log_scale[:, None] if weights is None else log_scale[:, None] * weights
+    return jnp.where(seen[:, :, None], L + shift[None], L)
+
+
 def model_terms(nb, codes, values, log_scale=None, keep=None):
     r"""(n, p, c) unweighted terms of the gradient-trained weighted NB: each observed value's
     log-contribution log f(x_ri | j) (`jaxnb.likelihood.log_contributions`), plus ``log_scale_i``
-    (log s_i, making a Gaussian term that of the standardized value x_i / s_i) where given,
-    floored at `LOG_FLOOR`; 0 for a missing value and for a predictor with ``keep_i`` False (a
-    continuous one without spread: it has no standardized density).
+    (log s_i, making a Gaussian term that of the standardized value x_i / s_i;
+    `standardized_terms`) where given, floored at `LOG_FLOOR`; 0 for a missing value and for a
+    predictor with ``keep_i`` False (a continuous one without spread; `unit_offsets`).
 
     `WeightedNB(scheme="gradient")` and `jaxnb.distributed.fit_wnb` train on these terms and
     score and explain with them, so training and prediction see the same numbers in float32
@@ -277,17 +300,15 @@ def model_terms(nb, codes, values, log_scale=None, keep=None):
     """
     L = log_contributions(nb, codes, values)
     if log_scale is not None:
-        q = L.shape[1] - values.shape[1]
-        seen = jnp.concatenate([jnp.ones((L.shape[0], q), bool), ~jnp.isnan(values)], axis=1)
-        L = jnp.where(seen[:, :, None], L + log_scale[None, :, None], L)
+        L = standardized_terms(L, values, log_scale)
     L = floor_log(L)
     return L if keep is None else jnp.where(keep[None, :, None], L, 0.0)
 
 
 def weighted_terms(nb, codes, values, weights, log_scale=None, keep=None):
-    """(n, p, c) weighted terms ``weights[i, j]`` x `model_terms` (a zero weight gives 0)."""
-    L = model_terms(nb, codes, values, log_scale, keep)
-    return jnp.where(weights[None] == 0, 0.0, L * weights[None])
+    """(n, p, c) weighted terms ``weights[i, j]`` x `model_terms` (floored, hence finite: a zero
+    weight gives 0)."""
+    return model_terms(nb, codes, values, log_scale, keep) * weights[None]
 
 
 def floored_scores(nb, codes, values, weights, bias, log_scale=None, keep=None):

@@ -521,7 +521,9 @@ class ParzenNB(_KernelBase):
     leaves the posteriors as they are without it). Discrete columns (mixed data) enter as
     independent Lidstone CPTs; all-discrete data raise.
 
-    Args and attributes as in `FlexibleNB`.
+    Args and attributes as in `FlexibleNB`, except that ``chunk_size`` bounds memory at
+    O(chunk · n · c): the joint kernel is one contraction per chunk
+    (`kernel.parzen_log_density`).
     """
 
     def __init__(self, h=None, alpha=1.0, chunk_size=256, discrete="auto", n_states=None):

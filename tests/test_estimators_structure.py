@@ -483,6 +483,7 @@ def test_wrong_kind_errors():
         (GaussianSemiNaiveNB(validation_fraction=1.0), "validation_fraction"),
         (FlexibleNB(h=0.0), "h"),
         (ParzenNB(chunk_size=0), "chunk_size"),
+        (FlexibleNB(chunk_size="large"), "chunk_size"),
         (FlexibleTAN(structure="mst"), "structure"),
         (FilterNB(filter="lasso"), "filter"),
         (FilterNB(k=0), "k"),

@@ -229,3 +229,43 @@ def test_kde_scalar_bandwidth_and_chunked_cmi():
     for chunk in (7, 50, 64):  # padded last chunk, one exact chunk, one larger than n
         got = K.kde_conditional_mutual_information(x, y, 2, chunk_size=chunk)
         np.testing.assert_allclose(got, full, rtol=1e-12, atol=1e-15)
+
+
+def test_auto_chunks_fit_the_budget_and_change_no_value():
+    """``chunk_size="auto"`` (the default) picks the query rows per chunk from the sizes: as many
+    as keep a class's (chunk, n, r) kernel values within `CHUNK_VALUES` (the Parzen (c, chunk, n)
+    distances within `JOINT_CHUNK_VALUES`), at least 1 and at most all rows; the values are those
+    of any explicit chunking."""
+    assert K.CHUNK_VALUES == 2**19 and K.JOINT_CHUNK_VALUES == 2**20
+    assert K._rows_per_chunk("auto", 10_000, 10_000 * 80) == 1
+    assert K._rows_per_chunk("auto", 2000, 2000 * 8) == 2**19 // 16_000 == 32
+    assert K._rows_per_chunk("auto", 5, 100) == 5  # never more rows than there are
+    assert K._rows_per_chunk("auto", 2000, 2000 * 3, K.JOINT_CHUNK_VALUES) == 174
+    assert K._rows_per_chunk(7, 2000, 1) == 7 and K._rows_per_chunk(None, 2000, 1) is None
+    rng = np.random.default_rng(21)
+    # auto, 200 query rows: 58 per chunk (flexible NB, kde_log_density), 19 (TAN), 116 (Parzen)
+    x, y = _data(22, n=3000, r=3, c=3)
+    q = rng.normal(size=(200, 3)) * 2
+    parent = np.array([-1, 0, 1])
+    pairs = [
+        (K.flexible_nb_log_contributions, (q, x, y, 3)),
+        (K.parzen_log_density, (q, x, y, 3)),
+        (K.flexible_tan_log_contributions, (q, x, y, parent, 3)),
+        (K.kde_log_density, (q, x, np.array([0.3, 0.4, 0.5]))),
+    ]
+    for fn, args in pairs:
+        auto = np.asarray(fn(*args))
+        np.testing.assert_allclose(
+            auto, fn(*args, chunk_size=None), rtol=1e-12, err_msg=fn.__name__
+        )
+        assert np.all(np.isfinite(auto)), fn.__name__
+    xs, ys = x[:1000], y[:1000]  # 174 rows per block
+    np.testing.assert_allclose(
+        K.kde_conditional_mutual_information(xs, ys, 3),
+        K.kde_conditional_mutual_information(xs, ys, 3, chunk_size=None),
+        rtol=1e-10,
+        atol=1e-14,
+    )
+    for bad in ("big", "AUTO"):
+        with pytest.raises(ValueError, match=r"chunk_size must be 'auto', None .* or an int >= 1"):
+            K.parzen_log_density(q, x, y, 3, chunk_size=bad)

@@ -47,6 +47,8 @@ from .structure import (
 )
 
 __all__ = [
+    "CHUNK_VALUES",
+    "JOINT_CHUNK_VALUES",
     "class_scales",
     "constant_columns",
     "flexible_nb_log_contributions",
@@ -81,6 +83,17 @@ def _check_static_int(name, value, low, allow_none=False) -> None:
         raise ValueError(f"{name} must be >= {low}; got {name}={value}")
 
 
+def _check_chunk_size(value) -> None:
+    """``chunk_size``: "auto", None or an int >= 1 (static)."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(
+                f"chunk_size must be 'auto', None (all rows at once) or an int >= 1; got {value!r}"
+            )
+        return
+    _check_static_int("chunk_size", value, 1, allow_none=True)
+
+
 def _kernel_check(args) -> None:
     """`jit_entry` hook of the kernel functions: the structure checks (``n_classes``, ``y``,
     ``weight``, ``parent``) plus the smoothing arguments and static sizes; tracers skipped."""
@@ -95,7 +108,7 @@ def _kernel_check(args) -> None:
     if "n_dims" in args:
         _check_static_int("n_dims", args["n_dims"], 1)
     if "chunk_size" in args:
-        _check_static_int("chunk_size", args["chunk_size"], 1, allow_none=True)
+        _check_chunk_size(args["chunk_size"])
 
 
 @jit_entry("n_dims", check=_kernel_check)
@@ -203,6 +216,27 @@ def kde_bandwidths(
     return jnp.where(constant[None, :] | ~(bw > 0), jnp.ones_like(bw), bw), nc
 
 
+# "auto" chunks: the per-predictor kernels hold (chunk, r, n) values per class (flexible TAN three
+# such arrays) and the Parzen kernel (c, chunk, n) squared distances. Measured on a 2-core CPU in
+# float64 (one configuration per process; the machine's timings are bimodal within a process):
+# flexible NB on 2000 x 2000 rows, r = 8, 80 ms with 2^17-2^19 values per chunk and 114 ms with
+# 2^21; on 10,000 x 10,000 rows 2.0 s with 2^19 and 2.8 s with 2^17. The former default (256 rows
+# in a (chunk, n, r) layout) took 159 ms and 14.7 s. The KDE CMI on 2000 rows: 0.68 s with 2^19,
+# 0.90 s with 2^21 (before: 1.38 s). Flexible TAN: 0.25 s with 2^17 values per array, 0.27 s with
+# 2^19, 0.50 s with 2^21. The Parzen distances, reduced along their last axis: 2^20 values fastest
+# (364 ms at n = 10,000; 2^18 469 ms, 2^22 554 ms).
+CHUNK_VALUES = 2**19
+JOINT_CHUNK_VALUES = 2**20
+
+
+def _rows_per_chunk(chunk_size, m, per_row, budget=CHUNK_VALUES):
+    """The query rows per chunk: ``chunk_size`` as given (None: all m), or for "auto" as many as
+    keep ``per_row`` values each within ``budget`` (at least 1, at most m)."""
+    if chunk_size != "auto":
+        return chunk_size
+    return max(1, min(m, budget // max(per_row, 1)))
+
+
 def _map_chunks(fn, query, chunk_size):
     """Apply fn to row chunks of query (m, r) with `lax.map`; output rows concatenated."""
     m = query.shape[0]
@@ -227,10 +261,12 @@ def _sum_chunks(fn, rows, row_weight, chunk_size):
     return jnp.sum(jax.lax.map(fn, (rows, row_weight)), axis=0)
 
 
-def _log_kernel(query, x, bw):
-    """Per-dimension log N(q_j; x_nj, bw_j²): (b, r), (n, r), (r,) -> (b, n, r)."""
-    z = (query[:, None, :] - x[None, :, :]) / bw[None, None, :]
-    return -0.5 * z * z - jnp.log(bw)[None, None, :] - 0.5 * _LOG_2PI
+def _log_kernel(query, xt, bw):
+    """Per-dimension log N(q_j; x_nj, bw_j²) with the training rows last: query (b, r), xt = x.T
+    (r, n), bw (r,) -> (b, r, n). The logsumexp over the rows then runs along the contiguous
+    axis: 25-40% faster than the (b, n, r) layout for flexible NB (2000 and 10,000 rows, r = 8)."""
+    z = (query[:, :, None] - xt[None, :, :]) / bw[None, :, None]
+    return -0.5 * z * z - jnp.log(bw)[None, :, None] - 0.5 * _LOG_2PI
 
 
 def _scaled(x, centre, bw):
@@ -264,7 +300,9 @@ def _log_weights(wy):
 
 
 @jit_entry("chunk_size", check=_kernel_check)
-def kde_log_density(query, data, bandwidth, weight=None, chunk_size: int | None = 512) -> jax.Array:
+def kde_log_density(
+    query, data, bandwidth, weight=None, chunk_size: int | str | None = "auto"
+) -> jax.Array:
     r"""log f(q) for a weighted Gaussian product-kernel KDE with kernel standard deviations
     `bandwidth`.
 
@@ -294,15 +332,16 @@ def kde_log_density(query, data, bandwidth, weight=None, chunk_size: int | None 
     bw = jnp.broadcast_to(bw, (data.shape[1],))
 
     def chunk(qc):
-        lk = jnp.sum(_log_kernel(qc.astype(dtype), data.astype(dtype), bw), axis=2)
+        lk = jnp.sum(_log_kernel(qc.astype(dtype), data.astype(dtype).T, bw), axis=1)  # (b, n)
         return logsumexp(lk + log_w[None, :], axis=1)
 
-    return _map_chunks(chunk, query, chunk_size) - jnp.log(jnp.sum(w))
+    rows = _rows_per_chunk(chunk_size, query.shape[0], data.shape[0] * data.shape[1])
+    return _map_chunks(chunk, query, rows) - jnp.log(jnp.sum(w))
 
 
 @jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def flexible_nb_log_contributions(
-    query, values, y, n_classes: int, weight=None, h=None, chunk_size: int | None = 256
+    query, values, y, n_classes: int, weight=None, h=None, chunk_size: int | str | None = "auto"
 ) -> jax.Array:
     r"""Flexible naive Bayes log-contributions L[r, i, j] = log f̂(x_ri | C = j), shape (m, r, c).
 
@@ -313,7 +352,8 @@ def flexible_nb_log_contributions(
     Args:
       query: (m, r) rows to evaluate; values, y, weight: training data.
       n_classes: static c; h: optional smoothing (scalar or (c,)), default normal rule.
-      chunk_size: query rows per chunk (None: all at once).
+      chunk_size: query rows per chunk (None: all at once); "auto" (default): as many as keep
+        the (chunk, n, r) kernel values of a class near `CHUNK_VALUES`.
     """
     x, wy = _prepare(values, y, n_classes, weight)
     bw, nc = kde_bandwidths(x, y, n_classes, 1, weight, h)
@@ -322,16 +362,18 @@ def flexible_nb_log_contributions(
     query = jnp.asarray(query, x.dtype)
     _check_query_columns("query", query, x.shape[1])
 
+    xt = x.T  # (r, n): the rows last, along which logsumexp runs
+
     def chunk(qc):
         def one_class(bw_c, log_w_c, log_n_c):
-            lk = _log_kernel(qc, x, bw_c)  # (b, n, r)
-            return logsumexp(lk + log_w_c[None, :, None], axis=1) - log_n_c  # (b, r)
+            lk = _log_kernel(qc, xt, bw_c)  # (b, r, n)
+            return logsumexp(lk + log_w_c[None, None, :], axis=2) - log_n_c  # (b, r)
 
         # one class at a time: a vmap over classes would hold (c, b, n, r) kernel values
         per = jax.lax.map(lambda a: one_class(*a), (bw, log_w.T, log_nc))  # (c, b, r)
         return jnp.moveaxis(per, 0, 2)
 
-    return _map_chunks(chunk, query, chunk_size)
+    return _map_chunks(chunk, query, _rows_per_chunk(chunk_size, query.shape[0], x.size))
 
 
 def _log_prior(wy):
@@ -340,7 +382,7 @@ def _log_prior(wy):
 
 
 @jit_entry("n_classes", "chunk_size", check=_kernel_check)
-def flexible_nb_log_joint(query, values, y, n_classes: int, weight=None, h=None, chunk_size=256):
+def flexible_nb_log_joint(query, values, y, n_classes: int, weight=None, h=None, chunk_size="auto"):
     r"""log P(C=j) + Σ_i log f̂(x_i | j), shape (m, c)."""
     _, wy = _prepare(values, y, n_classes, weight)
     contrib = flexible_nb_log_contributions(query, values, y, n_classes, weight, h, chunk_size)
@@ -349,7 +391,7 @@ def flexible_nb_log_joint(query, values, y, n_classes: int, weight=None, h=None,
 
 @jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def parzen_log_density(
-    query, values, y, n_classes: int, weight=None, h=None, chunk_size: int | None = 256
+    query, values, y, n_classes: int, weight=None, h=None, chunk_size: int | str | None = "auto"
 ) -> jax.Array:
     r"""Joint per-class KDE log f̂(x | C = j) over all r predictors (Parzen window), shape (m, c).
 
@@ -376,11 +418,12 @@ def parzen_log_density(
         d2 = _joint_sq_distances(qc, centre, bw, zx, sx)  # (c, b, n)
         return (logsumexp(-0.5 * d2 + log_w.T[:, None, :], axis=2) + log_norm[:, None]).T
 
-    return _map_chunks(chunk, query, chunk_size)
+    rows = _rows_per_chunk(chunk_size, query.shape[0], x.shape[0] * n_classes, JOINT_CHUNK_VALUES)
+    return _map_chunks(chunk, query, rows)
 
 
 @jit_entry("n_classes", "chunk_size", check=_kernel_check)
-def parzen_log_joint(query, values, y, n_classes: int, weight=None, h=None, chunk_size=256):
+def parzen_log_joint(query, values, y, n_classes: int, weight=None, h=None, chunk_size="auto"):
     r"""Parzen-window classifier log P(C=j) + log f̂(x | j), shape (m, c)."""
     _, wy = _prepare(values, y, n_classes, weight)
     dens = parzen_log_density(query, values, y, n_classes, weight, h, chunk_size)
@@ -396,7 +439,7 @@ def flexible_tan_log_contributions(
     n_classes: int,
     weight=None,
     h=None,
-    chunk_size: int | None = 256,
+    chunk_size: int | str | None = "auto",
 ) -> jax.Array:
     r"""Flexible TAN log-contributions L[r, i, j] = log f̂(x_ri | x_r,π(i), C = j), shape (m, r, c).
 
@@ -411,7 +454,8 @@ def flexible_tan_log_contributions(
       query: (m, r); values, y, weight: training data; parent: int (r,), a forest with
         −1 at roots (a cycle is refused with a ValueError).
       n_classes: static c; h: optional common smoothing (scalar or (c,)) for both the 1-D and 2-D
-        estimators; default the normal rule for each; chunk_size: query rows per chunk.
+        estimators; default the normal rule for each; chunk_size: query rows per chunk ("auto":
+        as many as keep a class's (chunk, n, r) kernel values near `CHUNK_VALUES`).
     """
     x, wy = _prepare(values, y, n_classes, weight)
     r = x.shape[1]
@@ -427,14 +471,16 @@ def flexible_tan_log_contributions(
     query = jnp.asarray(query, x.dtype)
     _check_query_columns("query", query, x.shape[1])
 
+    xt = x.T
+
     def chunk(qc):
         def one_class(bw1_c, bw2_c, log_w_c, log_n_c):
-            lw = log_w_c[None, :, None]
-            lk2 = _log_kernel(qc, x, bw2_c)  # (b, n, r)
-            lk2_par = lk2[:, :, par]
-            joint = logsumexp(lw + lk2 + lk2_par, axis=1)
-            marg = logsumexp(lw + lk2_par, axis=1)
-            root = logsumexp(lw + _log_kernel(qc, x, bw1_c), axis=1) - log_n_c
+            lw = log_w_c[None, None, :]
+            lk2 = _log_kernel(qc, xt, bw2_c)  # (b, r, n)
+            lk2_par = lk2[:, par, :]
+            joint = logsumexp(lw + lk2 + lk2_par, axis=2)
+            marg = logsumexp(lw + lk2_par, axis=2)
+            root = logsumexp(lw + _log_kernel(qc, xt, bw1_c), axis=2) - log_n_c
             # an empty class: joint and marg are both -inf; its contribution is log 0
             child = jnp.where(jnp.isneginf(marg), -jnp.inf, joint - marg)
             return jnp.where(has[None, :], child, root)
@@ -442,12 +488,13 @@ def flexible_tan_log_contributions(
         per = jax.lax.map(lambda a: one_class(*a), (bw1, bw2, log_w.T, log_nc))  # (c, b, r)
         return jnp.moveaxis(per, 0, 2)  # one class at a time, as in flexible NB
 
-    return _map_chunks(chunk, query, chunk_size)
+    # three (b, r, n) kernel arrays per class: the 2-D kernel, its parents' and the 1-D kernel
+    return _map_chunks(chunk, query, _rows_per_chunk(chunk_size, query.shape[0], 3 * x.size))
 
 
 @jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def flexible_tan_log_joint(
-    query, values, y, parent, n_classes: int, weight=None, h=None, chunk_size=256
+    query, values, y, parent, n_classes: int, weight=None, h=None, chunk_size="auto"
 ):
     r"""log P(C=j) + Σ_i log f̂(x_i | x_π(i), j), shape (m, c)."""
     _, wy = _prepare(values, y, n_classes, weight)
@@ -459,7 +506,7 @@ def flexible_tan_log_joint(
 
 @jit_entry("n_classes", "chunk_size", check=_kernel_check)
 def kde_conditional_mutual_information(
-    values, y, n_classes: int, weight=None, h=None, chunk_size: int | None = 256
+    values, y, n_classes: int, weight=None, h=None, chunk_size: int | str | None = "auto"
 ) -> jax.Array:
     r"""Resubstitution KDE estimate of I(X_i, X_k | C) for all pairs (slides, flexible classifiers).
 
@@ -471,7 +518,8 @@ def kde_conditional_mutual_information(
     the marginals are its own marginals (same bandwidths). The KDE at a training point includes
     that point's own kernel (resubstitution, as in the slides), so independent pairs score slightly
     above 0. Cost O(n² r² c) time; memory O(chunk_size · n · r): the rows the estimate averages
-    over are taken `chunk_size` at a time (None: all n at once, O(n² r)). The diagonal is set to 0.
+    over are taken `chunk_size` at a time (None: all n at once, O(n² r); "auto": as many as keep
+    the (chunk, n, r) kernel values near `CHUNK_VALUES`). The diagonal is set to 0.
 
     Returns:
       (r, r) symmetric, nats; use as weights for `structure.maximum_spanning_tree`.
@@ -481,24 +529,25 @@ def kde_conditional_mutual_information(
     bw2, nc = kde_bandwidths(x, y, n_classes, 2, weight, h)
     log_w = _log_weights(wy)
     pc = nc / jnp.sum(nc)
+    xt = x.T
 
     def per_class(args):
         bw_c, log_w_c, w_c, n_c = args
-        lw = log_w_c[None, :, None]
+        lw = log_w_c[None, None, :]
 
         def block(rows):  # weighted sums over a block of evaluation rows a, (r, r)
             xa, wa = rows
-            lk = _log_kernel(xa, x, bw_c)  # (b, n, r)
-            log_marg = logsumexp(lw + lk, axis=1)  # (b, r); the 1/N_c cancels in the ratio
+            lk = _log_kernel(xa, xt, bw_c)  # (b, r, n)
+            log_marg = logsumexp(lw + lk, axis=2)  # (b, r); the 1/N_c cancels in the ratio
 
             def per_i(i):
-                log_joint = logsumexp(lw + lk + lk[:, :, i][:, :, None], axis=1)  # (b, r)
+                log_joint = logsumexp(lw + lk + lk[:, i, :][:, None, :], axis=2)  # (b, r)
                 pmi = log_joint - log_marg - log_marg[:, i][:, None]  # + log N_c, added below
                 return matmul(wa, jnp.where(wa[:, None] > 0, pmi, 0.0))
 
             return jax.lax.map(per_i, jnp.arange(r))
 
-        sums = _sum_chunks(block, x, w_c, chunk_size)
+        sums = _sum_chunks(block, x, w_c, _rows_per_chunk(chunk_size, x.shape[0], x.size))
         mi = sums / jnp.where(n_c > 0, n_c, 1.0) + _log_count(n_c)
         return jnp.where(n_c > 0, mi, 0.0)
 

@@ -818,7 +818,9 @@ class FilterNB(_FilterBase):
       threshold: relevance threshold of ``filter="threshold"`` (nats).
       n_bins: equal-frequency bins for continuous columns where a filter needs discrete data.
       alpha, var_smoothing, discrete, n_states: NB settings as in `NaiveBayes`.
-      random_state: seed of the random probes (``k=None``).
+      random_state: seed of the random probes (``k=None``). The probes are drawn per training
+        row, so with ``k=None`` an integer sample weight is not the same as repeating the row (the
+        repeated rows draw probes of their own); with ``k`` given it is.
 
     Attributes:
       support_: bool (p,) selected predictors (user column order); scores_: (p,) relevance;

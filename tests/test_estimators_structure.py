@@ -395,6 +395,19 @@ def test_filter_nb_probe_rule_keeps_relevant_predictors():
     np.testing.assert_array_equal(est.ranking_, [0, 1, 3, 2])  # selected, by relevance
 
 
+@pytest.mark.parametrize("name", ["mi", "mrmr", "cmim", "cfs", "threshold"])
+def test_filter_nb_weights_are_repetitions_with_a_fixed_k(name):
+    """With ``k`` given (or no probes: CFS, threshold), integer sample weights equal repeated
+    rows and weight 0 a removed row (scikit-learn's own check). With ``k=None`` the random probes
+    are drawn per training row, so repeated rows draw different probes and the same check fails
+    for "mi", "mrmr" and "cmim" (documented in `FilterNB`)."""
+    pytest.importorskip("sklearn")
+    from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
+
+    k = None if name in ("cfs", "threshold") else 2
+    check_sample_weight_equivalence_on_dense_data("FilterNB", FilterNB(name, k=k))
+
+
 def test_filter_wrapper_picks_best_nested_subset():
     X, _, y = _filter_data()
     est = FilterWrapperNB(cv=4).fit(X, y)

@@ -3,6 +3,7 @@
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -304,3 +305,78 @@ def test_auto_chunks_fit_the_budget_and_change_no_value():
     for bad in ("big", "AUTO"):
         with pytest.raises(ValueError, match=r"chunk_size must be 'auto', None .* or an int >= 1"):
             K.parzen_log_density(q, x, y, 3, chunk_size=bad)
+
+
+def test_class_blocks_change_no_value_and_refuse_too_few_rows():
+    """``class_rows`` (default "auto": the largest class's rows, bucketed, when ``y`` is concrete)
+    lets each class's kernel read only its own rows. Unbalanced classes, zero and fractional
+    weights: every kernel function gives the values of ``class_rows=None`` (all rows, other
+    classes' at weight 0), eagerly and inside a caller's jit (where "auto" falls back to None). An
+    int below the largest class's rows is refused eagerly and gives NaN, not a wrong value, when
+    ``y`` is traced."""
+    rng = np.random.default_rng(40)
+    n = 157
+    y = rng.choice(3, n, p=[0.6, 0.3, 0.1]).astype(np.int32)
+    x = rng.normal(size=(n, 3)) + y[:, None]
+    w = rng.uniform(0.5, 2.0, n)
+    w[:7] = 0.0
+    q = rng.normal(size=(23, 3)) + 1
+    parent = np.array([-1, 0, 0])
+    fns = {
+        "flexible_nb_log_contributions": lambda **k: K.flexible_nb_log_contributions(
+            q, x, y, 3, w, **k
+        ),
+        "parzen_log_density": lambda **k: K.parzen_log_density(q, x, y, 3, w, **k),
+        "flexible_tan_log_contributions": lambda **k: K.flexible_tan_log_contributions(
+            q, x, y, parent, 3, w, **k
+        ),
+        "kde_conditional_mutual_information": lambda **k: K.kde_conditional_mutual_information(
+            x, y, 3, w, **k
+        ),
+    }
+    largest = int(np.bincount(y).max())
+    assert K._class_rows_bucket(largest, n) >= largest
+    for name, fn in fns.items():
+        ref = np.asarray(fn(class_rows=None))
+        assert np.all(np.isfinite(ref)), name
+        for rows in ("auto", largest):
+            np.testing.assert_allclose(
+                fn(class_rows=rows), ref, rtol=1e-12, atol=1e-14, err_msg=name
+            )
+        with pytest.raises(
+            ValueError, match=rf"class_rows={largest - 1} is less than the {largest}"
+        ):
+            fn(class_rows=largest - 1)
+        with pytest.raises(ValueError, match=r"class_rows must be 'auto', None .* or an int >= 1"):
+            fn(class_rows="own")
+    np.testing.assert_allclose(  # a joint function passes class_rows on; a chunked one
+        K.flexible_nb_log_joint(q, x, y, 3, w, chunk_size=5, class_rows=n + 5),
+        K.flexible_nb_log_joint(q, x, y, 3, w, class_rows=None),
+        rtol=1e-12,
+    )
+    traced = jax.jit(
+        lambda yy, rows: K.parzen_log_density(q, x, yy, 3, w, class_rows=rows), static_argnums=1
+    )
+    np.testing.assert_allclose(
+        traced(y, "auto"), fns["parzen_log_density"](class_rows=None), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        traced(y, largest), fns["parzen_log_density"](class_rows=None), rtol=1e-12
+    )
+    assert np.all(np.isnan(np.asarray(traced(y, largest - 1))))
+    cmi = jax.jit(
+        lambda yy: K.kde_conditional_mutual_information(x, yy, 3, w, class_rows=largest - 1)
+    )
+    assert np.isnan(np.asarray(cmi(y))).any()
+    # gradients through the weights and the query pass through the class blocks' gathers
+    wpos = jnp.asarray(np.maximum(w, 0.25))
+
+    def grads(rows):
+        def f(ww, qq):
+            return jnp.sum(K.flexible_nb_log_contributions(qq, x, y, 3, ww, class_rows=rows))
+
+        return jax.grad(f, argnums=(0, 1))(wpos, jnp.asarray(q))
+
+    for got, want in zip(grads(largest), grads(None), strict=True):
+        assert np.all(np.isfinite(np.asarray(want)))
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

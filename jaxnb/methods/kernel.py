@@ -18,11 +18,14 @@ Classifiers (slides, "Kernel-based classifiers"; Pérez, Larrañaga & Inza 2009)
 - the KDE estimate of I(X_i, X_k | C) used to learn the flexible TAN tree.
 
 Everything is in log space with `logsumexp` over training rows; zero-weight rows enter as
-log 0 = −inf. Query rows are processed in chunks and, for the per-predictor kernels, classes one at
-a time (`lax.map`), so memory is O(chunk · n · r), not O(m · n · r · c). The Parzen classifier's
-joint kernel needs only the scaled squared distance Σ_j ((q_j − x_nj) / b_cj)², one contraction per
-chunk after centring at each class's mean (`_joint_sq_distances`): memory O(c · chunk · n).
-Information is in nats.
+log 0 = −inf. Each class's kernel reads its own block of training rows (``class_rows``,
+`_class_blocks`: with a concrete ``y`` the default; inside a caller's jit every class reads all n
+rows, the others' at weight 0), so the work is about n, not c · n, kernel evaluations per query row
+(and about n²/c, not c · n², for the KDE CMI). Query rows are processed in chunks and, for the
+per-predictor kernels, classes one at a time (`lax.map`), so memory is O(chunk · rows · r), not
+O(m · n · r · c). The Parzen classifier's joint kernel needs only the scaled squared distance
+Σ_j ((q_j − x_nj) / b_cj)², one contraction per chunk after centring at each class's mean
+(`_joint_sq_distances`): memory O(c · chunk · rows). Information is in nats.
 """
 
 from __future__ import annotations
@@ -95,6 +98,63 @@ def _check_chunk_size(value) -> None:
     _check_static_int("chunk_size", value, 1, allow_none=True)
 
 
+# Row counts "auto" class blocks take, as fractions of the training rows: cells whose edges avoid
+# the shares of balanced classes (1/2, 1/3, 1/4, 1/5, 1/6, 1/8, ...), so that data sets of one
+# size with nearly the same class balance (CV folds, refits) share a compiled program.
+_CLASS_ROW_SHARES = (
+    3 / 64,
+    5 / 64,
+    7 / 64,
+    9 / 64,
+    3 / 16,
+    5 / 16,
+    7 / 16,
+    9 / 16,
+    11 / 16,
+    13 / 16,
+)
+
+
+def _class_rows_bucket(count: int, n: int) -> int:
+    """The smallest of n × `_CLASS_ROW_SHARES` (rounded up), or n, that holds ``count`` rows."""
+    for share in _CLASS_ROW_SHARES:
+        rows = -(-n * round(share * 64) // 64)
+        if count <= rows:
+            return max(rows, 1)
+    return n
+
+
+def _resolve_class_rows(args) -> None:
+    """``class_rows``: "auto", None or an int >= 1 (static). "auto" becomes the largest class's
+    row count (bucketed) when ``y`` is concrete, else None (inside a caller's jit every class
+    reads all rows); an int smaller than a concrete ``y``'s largest class is refused."""
+    value = args.get("class_rows", "auto")
+    y = args.get("y")
+    known = _known(y) and isinstance(args.get("n_classes"), numbers.Integral)
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(
+                f"class_rows must be 'auto', None (every class reads all rows) or an int >= 1; "
+                f"got {value!r}"
+            )
+        if known:
+            yy = np.asarray(y).reshape(-1).astype(np.int64)
+            largest = int(np.bincount(yy, minlength=args["n_classes"]).max()) if yy.size else 0
+            args["class_rows"] = _class_rows_bucket(max(largest, 1), max(yy.size, 1))
+        else:
+            args["class_rows"] = None
+        return
+    _check_static_int("class_rows", value, 1, allow_none=True)
+    if value is not None and known:
+        yy = np.asarray(y).reshape(-1).astype(np.int64)
+        largest = int(np.bincount(yy, minlength=args["n_classes"]).max()) if yy.size else 0
+        if largest > value:
+            raise ValueError(
+                f"class_rows={value} is less than the {largest} training rows of the largest "
+                f"class; pass class_rows >= {largest}, 'auto' or None"
+            )
+
+
 def _kernel_check(args) -> None:
     """`jit_entry` hook of the kernel functions: the structure checks (``n_classes``, ``y``,
     ``weight``, ``parent``) plus the smoothing arguments and static sizes; tracers skipped."""
@@ -110,6 +170,14 @@ def _kernel_check(args) -> None:
         _check_static_int("n_dims", args["n_dims"], 1)
     if "chunk_size" in args:
         _check_chunk_size(args["chunk_size"])
+
+
+def _blocked_kernel_check(args) -> None:
+    """`_kernel_check` for the functions with a ``class_rows`` argument, which it resolves
+    (`_resolve_class_rows`; the default "auto" too, so the jitted function sees an int or None)."""
+    _kernel_check(args)
+    args.setdefault("class_rows", "auto")
+    _resolve_class_rows(args)
 
 
 @jit_entry("n_dims", check=_kernel_check)
@@ -155,6 +223,32 @@ def _prepare(values, y, n_classes, weight):
     # a zero-weight row equals a removed row, even where its value is infinite (no 0 * inf)
     x = jnp.where((w > 0)[:, None], x, 0.0)
     return x, wy
+
+
+def _class_blocks(x, y, wy, class_rows):
+    r"""The training rows each class's kernel reads: values (g, R, r), weights (c, R) and their
+    logs (−inf at weight 0); class k reads block min(k, g − 1).
+
+    ``class_rows`` None: one block (g = 1) of all n rows, the other classes' rows at weight 0
+    (c · n kernel evaluations per query row). An int R: one block per class, the class's rows
+    first (in their order), then zero-weight padding (c · R evaluations; about n for balanced
+    classes, so c times less work). A class with more than R rows would lose rows: its weights
+    become NaN, so the result is NaN rather than wrong (an eager call refuses such an R).
+    """
+    if class_rows is None or isinstance(class_rows, str):  # "auto" unresolved: all rows
+        return x[None], wy.T, _log_weights(wy).T
+    n, c = wy.shape
+    w = jnp.sum(wy, axis=1)
+    y = jnp.asarray(y).astype(jnp.int32)
+    order = jnp.argsort(y, stable=True)
+    counts = jnp.sum(jax.nn.one_hot(y, c, dtype=jnp.int32), axis=0)
+    slot = jnp.arange(class_rows)
+    valid = slot[None, :] < counts[:, None]  # (c, R)
+    src = order[jnp.minimum((jnp.cumsum(counts) - counts)[:, None] + slot[None, :], n - 1)]
+    xb = jnp.where(valid[:, :, None], x[src], 0.0)
+    wb = jnp.where(valid, w[src], 0.0)
+    wb = jnp.where(jnp.any(counts > class_rows), jnp.nan, wb)
+    return xb, wb, _log_weights(wb)
 
 
 @jit_entry("n_classes", check=_kernel_check)
@@ -271,9 +365,10 @@ def _log_kernel(query, xt, bw):
 
 
 def _scaled(x, centre, bw):
-    """Rows of x (n, r) centred at each centre (c, r) and divided by its bandwidths (c, r):
-    z (c, n, r) and the squared norms |z|² (c, n)."""
-    z = (x[None, :, :] - centre[:, None, :]) / bw[:, None, :]
+    """Rows of x (n, r), or of each class's block (c, n, r), centred at each centre (c, r) and
+    divided by its bandwidths (c, r): z (c, n, r) and the squared norms |z|² (c, n)."""
+    x = x[None, :, :] if x.ndim == 2 else x
+    z = (x - centre[:, None, :]) / bw[:, None, :]
     return z, jnp.sum(z * z, axis=2)
 
 
@@ -295,9 +390,11 @@ def _log_count(nc):
 
 
 def _log_weights(wy):
-    """log of class-masked weights (n, c), -inf where a row does not belong to the class."""
+    """log of class-masked weights (n, c), -inf where a row does not belong to the class (NaN
+    stays NaN)."""
     pos = wy > 0
-    return jnp.where(pos, jnp.log(jnp.where(pos, wy, 1.0)), -jnp.inf)
+    logs = jnp.where(pos, jnp.log(jnp.where(pos, wy, 1.0)), -jnp.inf)
+    return jnp.where(jnp.isnan(wy), jnp.nan, logs)
 
 
 @jit_entry("chunk_size", check=_kernel_check)
@@ -340,9 +437,16 @@ def kde_log_density(
     return _map_chunks(chunk, query, rows) - jnp.log(jnp.sum(w))
 
 
-@jit_entry("n_classes", "chunk_size", check=_kernel_check)
+@jit_entry("n_classes", "chunk_size", "class_rows", check=_blocked_kernel_check)
 def flexible_nb_log_contributions(
-    query, values, y, n_classes: int, weight=None, h=None, chunk_size: int | str | None = "auto"
+    query,
+    values,
+    y,
+    n_classes: int,
+    weight=None,
+    h=None,
+    chunk_size: int | str | None = "auto",
+    class_rows: int | str | None = "auto",
 ) -> jax.Array:
     r"""Flexible naive Bayes log-contributions L[r, i, j] = log f̂(x_ri | C = j), shape (m, r, c).
 
@@ -354,27 +458,33 @@ def flexible_nb_log_contributions(
       query: (m, r) rows to evaluate; values, y, weight: training data.
       n_classes: static c; h: optional smoothing (scalar or (c,)), default normal rule.
       chunk_size: query rows per chunk (None: all at once); "auto" (default): as many as keep
-        the (chunk, n, r) kernel values of a class near `CHUNK_VALUES`.
+        the (chunk, r, rows) kernel values of a class near `CHUNK_VALUES`.
+      class_rows: static; the training rows each class's kernel reads. "auto" (default): with a
+        concrete ``y``, its largest class's row count (bucketed; inside a caller's jit, None);
+        None: all n rows, other classes' at weight 0; an int: at least the largest class's rows
+        (see `_class_blocks`; c times less work than None for balanced classes).
     """
     x, wy = _prepare(values, y, n_classes, weight)
     bw, nc = kde_bandwidths(x, y, n_classes, 1, weight, h)
-    log_w = _log_weights(wy)
     log_nc = _log_count(nc)
     query = jnp.asarray(query, x.dtype)
     _check_query_columns("query", query, x.shape[1])
-
-    xt = x.T  # (r, n): the rows last, along which logsumexp runs
+    xb, _, log_w = _class_blocks(x, y, wy, class_rows)
+    xbt = jnp.swapaxes(xb, 1, 2)  # (g, r, rows): the rows last, along which logsumexp runs
+    last = xb.shape[0] - 1
 
     def chunk(qc):
-        def one_class(bw_c, log_w_c, log_n_c):
-            lk = _log_kernel(qc, xt, bw_c)  # (b, r, n)
+        def one_class(k, bw_c, log_w_c, log_n_c):
+            lk = _log_kernel(qc, xbt[jnp.minimum(k, last)], bw_c)  # (b, r, rows)
             return logsumexp(lk + log_w_c[None, None, :], axis=2) - log_n_c  # (b, r)
 
-        # one class at a time: a vmap over classes would hold (c, b, n, r) kernel values
-        per = jax.lax.map(lambda a: one_class(*a), (bw, log_w.T, log_nc))  # (c, b, r)
+        # one class at a time: a vmap over classes would hold (c, b, r, rows) kernel values
+        classes = (jnp.arange(n_classes), bw, log_w, log_nc)
+        per = jax.lax.map(lambda a: one_class(*a), classes)  # (c, b, r)
         return jnp.moveaxis(per, 0, 2)
 
-    return _map_chunks(chunk, query, _rows_per_chunk(chunk_size, query.shape[0], x.size))
+    rows = _rows_per_chunk(chunk_size, query.shape[0], xb[0].size)
+    return _map_chunks(chunk, query, rows)
 
 
 def _log_prior(wy):
@@ -382,17 +492,28 @@ def _log_prior(wy):
     return jnp.log(nc) - jnp.log(jnp.sum(nc))
 
 
-@jit_entry("n_classes", "chunk_size", check=_kernel_check)
-def flexible_nb_log_joint(query, values, y, n_classes: int, weight=None, h=None, chunk_size="auto"):
+@jit_entry("n_classes", "chunk_size", "class_rows", check=_blocked_kernel_check)
+def flexible_nb_log_joint(
+    query, values, y, n_classes: int, weight=None, h=None, chunk_size="auto", class_rows="auto"
+):
     r"""log P(C=j) + Σ_i log f̂(x_i | j), shape (m, c)."""
     _, wy = _prepare(values, y, n_classes, weight)
-    contrib = flexible_nb_log_contributions(query, values, y, n_classes, weight, h, chunk_size)
+    contrib = flexible_nb_log_contributions(
+        query, values, y, n_classes, weight, h, chunk_size, class_rows
+    )
     return _log_prior(wy)[None, :] + jnp.sum(contrib, axis=1)
 
 
-@jit_entry("n_classes", "chunk_size", check=_kernel_check)
+@jit_entry("n_classes", "chunk_size", "class_rows", check=_blocked_kernel_check)
 def parzen_log_density(
-    query, values, y, n_classes: int, weight=None, h=None, chunk_size: int | str | None = "auto"
+    query,
+    values,
+    y,
+    n_classes: int,
+    weight=None,
+    h=None,
+    chunk_size: int | str | None = "auto",
+    class_rows: int | str | None = "auto",
 ) -> jax.Array:
     r"""Joint per-class KDE log f̂(x | C = j) over all r predictors (Parzen window), shape (m, c).
 
@@ -401,37 +522,42 @@ def parzen_log_density(
     `kde_bandwidths` with ``skip_constant``): such a column gets bandwidth 1 and the same factor
     in every class, so it leaves the posteriors as they are without it. The squared distances are
     one contraction per chunk of ``chunk_size`` query rows (`_joint_sq_distances`; memory
-    O(chunk · n · c)), after centring at each class's mean: in float32, data offset by 1e4 score
-    within 1e-4 of float64, as with the direct sum.
+    O(chunk · rows · c)), after centring at each class's mean: in float32, data offset by 1e4
+    score within 1e-4 of float64, as with the direct sum. ``chunk_size`` and ``class_rows`` as in
+    `flexible_nb_log_contributions` ("auto" chunks: (c, chunk, rows) distances near
+    `JOINT_CHUNK_VALUES`).
     """
     x, wy = _prepare(values, y, n_classes, weight)
     bw, nc = kde_bandwidths(x, y, n_classes, x.shape[1], weight, h, skip_constant=True)
-    log_w = _log_weights(wy)
     log_nc = _log_count(nc)
     query = jnp.asarray(query, x.dtype)
     _check_query_columns("query", query, x.shape[1])
+    xb, _, log_w = _class_blocks(x, y, wy, class_rows)
 
     centre = einsum("nc,nr->cr", wy, x) / jnp.where(nc > 0, nc, 1.0)[:, None]
-    zx, sx = _scaled(x, centre, bw)
+    zx, sx = _scaled(xb, centre, bw)  # (c, rows, r), (c, rows)
     log_norm = -jnp.sum(jnp.log(bw), axis=1) - 0.5 * x.shape[1] * _LOG_2PI - log_nc  # (c,)
 
     def chunk(qc):
-        d2 = _joint_sq_distances(qc, centre, bw, zx, sx)  # (c, b, n)
-        return (logsumexp(-0.5 * d2 + log_w.T[:, None, :], axis=2) + log_norm[:, None]).T
+        d2 = _joint_sq_distances(qc, centre, bw, zx, sx)  # (c, b, rows)
+        return (logsumexp(-0.5 * d2 + log_w[:, None, :], axis=2) + log_norm[:, None]).T
 
-    rows = _rows_per_chunk(chunk_size, query.shape[0], x.shape[0] * n_classes, JOINT_CHUNK_VALUES)
+    per_row = xb.shape[1] * n_classes
+    rows = _rows_per_chunk(chunk_size, query.shape[0], per_row, JOINT_CHUNK_VALUES)
     return _map_chunks(chunk, query, rows)
 
 
-@jit_entry("n_classes", "chunk_size", check=_kernel_check)
-def parzen_log_joint(query, values, y, n_classes: int, weight=None, h=None, chunk_size="auto"):
+@jit_entry("n_classes", "chunk_size", "class_rows", check=_blocked_kernel_check)
+def parzen_log_joint(
+    query, values, y, n_classes: int, weight=None, h=None, chunk_size="auto", class_rows="auto"
+):
     r"""Parzen-window classifier log P(C=j) + log f̂(x | j), shape (m, c)."""
     _, wy = _prepare(values, y, n_classes, weight)
-    dens = parzen_log_density(query, values, y, n_classes, weight, h, chunk_size)
+    dens = parzen_log_density(query, values, y, n_classes, weight, h, chunk_size, class_rows)
     return _log_prior(wy)[None, :] + dens
 
 
-@jit_entry("n_classes", "chunk_size", check=_kernel_check)
+@jit_entry("n_classes", "chunk_size", "class_rows", check=_blocked_kernel_check)
 def flexible_tan_log_contributions(
     query,
     values,
@@ -441,6 +567,7 @@ def flexible_tan_log_contributions(
     weight=None,
     h=None,
     chunk_size: int | str | None = "auto",
+    class_rows: int | str | None = "auto",
 ) -> jax.Array:
     r"""Flexible TAN log-contributions L[r, i, j] = log f̂(x_ri | x_r,π(i), C = j), shape (m, r, c).
 
@@ -456,7 +583,11 @@ def flexible_tan_log_contributions(
         −1 at roots (a cycle is refused with a ValueError).
       n_classes: static c; h: optional common smoothing (scalar or (c,)) for both the 1-D and 2-D
         estimators; default the normal rule for each; chunk_size: query rows per chunk ("auto":
-        as many as keep a class's (chunk, n, r) kernel values near `CHUNK_VALUES`).
+        as many as keep a class's (chunk, r, rows) kernel values near `CHUNK_VALUES`).
+      class_rows: static; the training rows each class's kernel reads. "auto" (default): with a
+        concrete ``y``, its largest class's row count (bucketed; inside a caller's jit, None);
+        None: all n rows, other classes' at weight 0; an int: at least the largest class's rows
+        (see `_class_blocks`; c times less work than None for balanced classes).
     """
     x, wy = _prepare(values, y, n_classes, weight)
     r = x.shape[1]
@@ -465,19 +596,20 @@ def flexible_tan_log_contributions(
         raise ValueError(f"parent must have shape ({r},); got {parent.shape}")
     bw1, nc = kde_bandwidths(x, y, n_classes, 1, weight, h)
     bw2, _ = kde_bandwidths(x, y, n_classes, 2, weight, h)
-    log_w = _log_weights(wy)
     log_nc = _log_count(nc)
     has = parent >= 0
     par = jnp.clip(parent, 0)
     query = jnp.asarray(query, x.dtype)
     _check_query_columns("query", query, x.shape[1])
-
-    xt = x.T
+    xb, _, log_w = _class_blocks(x, y, wy, class_rows)
+    xbt = jnp.swapaxes(xb, 1, 2)  # (g, r, rows)
+    last = xb.shape[0] - 1
 
     def chunk(qc):
-        def one_class(bw1_c, bw2_c, log_w_c, log_n_c):
+        def one_class(k, bw1_c, bw2_c, log_w_c, log_n_c):
+            xt = xbt[jnp.minimum(k, last)]
             lw = log_w_c[None, None, :]
-            lk2 = _log_kernel(qc, xt, bw2_c)  # (b, r, n)
+            lk2 = _log_kernel(qc, xt, bw2_c)  # (b, r, rows)
             lk2_par = lk2[:, par, :]
             joint = logsumexp(lw + lk2 + lk2_par, axis=2)
             marg = logsumexp(lw + lk2_par, axis=2)
@@ -486,28 +618,44 @@ def flexible_tan_log_contributions(
             child = jnp.where(jnp.isneginf(marg), -jnp.inf, joint - marg)
             return jnp.where(has[None, :], child, root)
 
-        per = jax.lax.map(lambda a: one_class(*a), (bw1, bw2, log_w.T, log_nc))  # (c, b, r)
+        classes = (jnp.arange(n_classes), bw1, bw2, log_w, log_nc)
+        per = jax.lax.map(lambda a: one_class(*a), classes)  # (c, b, r)
         return jnp.moveaxis(per, 0, 2)  # one class at a time, as in flexible NB
 
-    # three (b, r, n) kernel arrays per class: the 2-D kernel, its parents' and the 1-D kernel
-    return _map_chunks(chunk, query, _rows_per_chunk(chunk_size, query.shape[0], 3 * x.size))
+    # three (b, r, rows) kernel arrays per class: the 2-D kernel, its parents' and the 1-D kernel
+    rows = _rows_per_chunk(chunk_size, query.shape[0], 3 * xb[0].size)
+    return _map_chunks(chunk, query, rows)
 
 
-@jit_entry("n_classes", "chunk_size", check=_kernel_check)
+@jit_entry("n_classes", "chunk_size", "class_rows", check=_blocked_kernel_check)
 def flexible_tan_log_joint(
-    query, values, y, parent, n_classes: int, weight=None, h=None, chunk_size="auto"
+    query,
+    values,
+    y,
+    parent,
+    n_classes: int,
+    weight=None,
+    h=None,
+    chunk_size="auto",
+    class_rows="auto",
 ):
     r"""log P(C=j) + Σ_i log f̂(x_i | x_π(i), j), shape (m, c)."""
     _, wy = _prepare(values, y, n_classes, weight)
     contrib = flexible_tan_log_contributions(
-        query, values, y, parent, n_classes, weight, h, chunk_size
+        query, values, y, parent, n_classes, weight, h, chunk_size, class_rows
     )
     return _log_prior(wy)[None, :] + jnp.sum(contrib, axis=1)
 
 
-@jit_entry("n_classes", "chunk_size", check=_kernel_check)
+@jit_entry("n_classes", "chunk_size", "class_rows", check=_blocked_kernel_check)
 def kde_conditional_mutual_information(
-    values, y, n_classes: int, weight=None, h=None, chunk_size: int | str | None = "auto"
+    values,
+    y,
+    n_classes: int,
+    weight=None,
+    h=None,
+    chunk_size: int | str | None = "auto",
+    class_rows: int | str | None = "auto",
 ) -> jax.Array:
     r"""Resubstitution KDE estimate of I(X_i, X_k | C) for all pairs (slides, flexible classifiers).
 
@@ -518,10 +666,13 @@ def kde_conditional_mutual_information(
     estimate is an expectation). The joint is the 2-D product-kernel KDE (normal rule, m = 2) and
     the marginals are its own marginals (same bandwidths). The KDE at a training point includes
     that point's own kernel (resubstitution, as in the slides), so independent pairs score slightly
-    above 0. Cost O(n² r² c) time: the r(r − 1)/2 pairs i < k, r at a time (the estimate is
-    symmetric, so each pair once). Memory O(chunk_size · n · r): the rows the estimate averages
-    over are taken `chunk_size` at a time (None: all n at once, O(n² r); "auto": as many as keep
-    the (chunk, n, r) kernel values near `CHUNK_VALUES`). The diagonal is 0.
+    above 0. Cost O(rows² r² c) time: the r(r − 1)/2 pairs i < k, r at a time (the estimate is
+    symmetric, so each pair once), over ``class_rows`` rows per class (as in
+    `flexible_nb_log_contributions`; with class blocks each class averages over and sums its own
+    rows only, c² times less work than None for balanced classes). Memory O(chunk_size · rows · r):
+    the rows the estimate averages over are taken `chunk_size` at a time (None: all at once;
+    "auto": as many as keep the (chunk, r, rows) kernel values near `CHUNK_VALUES`). The diagonal
+    is 0.
 
     Returns:
       (r, r) symmetric, nats; use as weights for `structure.maximum_spanning_tree`.
@@ -531,9 +682,10 @@ def kde_conditional_mutual_information(
     if r < 2:
         return jnp.zeros((r, r), x.dtype)
     bw2, nc = kde_bandwidths(x, y, n_classes, 2, weight, h)
-    log_w = _log_weights(wy)
     pc = nc / jnp.sum(nc)
-    xt = x.T
+    xb, w_blk, log_w = _class_blocks(x, y, wy, class_rows)
+    xbt = jnp.swapaxes(xb, 1, 2)  # (g, r, rows)
+    last = xb.shape[0] - 1
     # the pairs i < k only (the 2-D estimate is symmetric in i and k), r at a time: half the work
     # of all r² ordered pairs; the last step repeats pair (0, 1) and is dropped
     first, second = np.triu_indices(r, 1)
@@ -544,12 +696,13 @@ def kde_conditional_mutual_information(
     pair_k = np.concatenate([second, np.ones(fill, int)]).reshape(steps, r)
 
     def per_class(args):
-        bw_c, log_w_c, w_c, n_c = args
+        k, bw_c, log_w_c, w_c, n_c = args
         lw = log_w_c[None, None, :]
+        x_c, xt = xb[jnp.minimum(k, last)], xbt[jnp.minimum(k, last)]
 
         def block(rows):  # weighted sums over a block of evaluation rows a, (steps, r)
             xa, wa = rows
-            lk = _log_kernel(xa, xt, bw_c)  # (b, r, n)
+            lk = _log_kernel(xa, xt, bw_c)  # (b, r, rows)
             log_marg = logsumexp(lw + lk, axis=2)  # (b, r); the 1/N_c cancels in the ratio
 
             def per_step(ik):
@@ -560,10 +713,10 @@ def kde_conditional_mutual_information(
 
             return jax.lax.map(per_step, (jnp.asarray(pair_i), jnp.asarray(pair_k)))
 
-        sums = _sum_chunks(block, x, w_c, _rows_per_chunk(chunk_size, x.shape[0], x.size))
+        sums = _sum_chunks(block, x_c, w_c, _rows_per_chunk(chunk_size, x_c.shape[0], x_c.size))
         mi = sums / jnp.where(n_c > 0, n_c, 1.0) + _log_count(n_c)
         return jnp.where(n_c > 0, mi, 0.0).reshape(-1)[:n_pairs]
 
-    per = jax.lax.map(per_class, (bw2, log_w.T, wy.T, nc))  # (c, pairs)
+    per = jax.lax.map(per_class, (jnp.arange(n_classes), bw2, log_w, w_blk, nc))  # (c, pairs)
     upper = jnp.zeros((r, r), x.dtype).at[first, second].set(einsum("c,cp->p", pc, per))
     return upper + upper.T

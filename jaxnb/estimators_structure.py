@@ -468,8 +468,9 @@ class FlexibleNB(_Additive, _KernelBase):
       alpha: Lidstone pseudo-count for discrete columns (mixed data only).
       chunk_size: query rows per chunk (memory O(chunk · n · r), one class at a time); None: all
         at once; "auto" (default): as many as keep a class's kernel values near
-        `kernel.CHUNK_VALUES` (2^19, cache-sized; fit + predict on 10,000 × 10,000 rows, r = 8,
-        took 2.0 s, against 14.4 s with the former default of 256 rows).
+        `kernel.CHUNK_VALUES` (2^19, cache-sized: fit + predict on 10,000 × 10,000 rows, r = 8,
+        took 2.0 s, against 14.4 s with the former default of 256 rows). Each class's kernel
+        reads its own training rows (`kernel.flexible_nb_log_contributions`'s ``class_rows``).
       discrete, n_states: column handling as in `NaiveBayes`.
 
     Attributes:

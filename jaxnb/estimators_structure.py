@@ -525,8 +525,9 @@ class ParzenNB(_KernelBase):
     independent Lidstone CPTs; all-discrete data raise.
 
     Args and attributes as in `FlexibleNB`, except that ``chunk_size`` bounds memory at
-    O(chunk · n · c): the joint kernel is one contraction per chunk
-    (`kernel.parzen_log_density`); "auto" keeps those values near `kernel.JOINT_CHUNK_VALUES`.
+    O(chunk · n · c) in float64, where the joint kernel is one contraction per chunk, and
+    O(chunk · n · c · r) in float32 (`kernel.parzen_log_density`); "auto" keeps those values near
+    `kernel.JOINT_CHUNK_VALUES`.
     """
 
     def __init__(self, h=None, alpha=1.0, chunk_size="auto", discrete="auto", n_states=None):

@@ -24,8 +24,9 @@ rows, the others' at weight 0), so the work is about n, not c · n, kernel evalu
 (and about n²/c, not c · n², for the KDE CMI). Query rows are processed in chunks and, for the
 per-predictor kernels, classes one at a time (`lax.map`), so memory is O(chunk · rows · r), not
 O(m · n · r · c). The Parzen classifier's joint kernel needs only the scaled squared distance
-Σ_j ((q_j − x_nj) / b_cj)², one contraction per chunk after centring at each class's mean
-(`_joint_sq_distances`): memory O(c · chunk · rows). Information is in nats.
+Σ_j ((q_j − x_nj) / b_cj)²: in float64 one contraction per chunk after centring at each class's
+mean (`_joint_sq_distances`, memory O(c · chunk · rows)), in float32 direct differences (the
+contraction's cancellation lost up to 1e-2 there). Information is in nats.
 """
 
 from __future__ import annotations
@@ -124,6 +125,12 @@ def _class_rows_bucket(count: int, n: int) -> int:
     return n
 
 
+def _largest_class(y) -> int:
+    """Rows of the most frequent label of a concrete ``y`` (0 when empty)."""
+    yy = np.asarray(y).reshape(-1).astype(np.int64)
+    return int(np.bincount(yy).max()) if yy.size else 0
+
+
 def _resolve_class_rows(args) -> None:
     """``class_rows``: "auto", None or an int >= 1 (static). "auto" becomes the largest class's
     row count (bucketed) when ``y`` is concrete, else None (inside a caller's jit every class
@@ -138,16 +145,14 @@ def _resolve_class_rows(args) -> None:
                 f"got {value!r}"
             )
         if known:
-            yy = np.asarray(y).reshape(-1).astype(np.int64)
-            largest = int(np.bincount(yy, minlength=args["n_classes"]).max()) if yy.size else 0
-            args["class_rows"] = _class_rows_bucket(max(largest, 1), max(yy.size, 1))
+            n = max(int(np.size(y)), 1)
+            args["class_rows"] = _class_rows_bucket(max(_largest_class(y), 1), n)
         else:
             args["class_rows"] = None
         return
     _check_static_int("class_rows", value, 1, allow_none=True)
     if value is not None and known:
-        yy = np.asarray(y).reshape(-1).astype(np.int64)
-        largest = int(np.bincount(yy, minlength=args["n_classes"]).max()) if yy.size else 0
+        largest = _largest_class(y)
         if largest > value:
             raise ValueError(
                 f"class_rows={value} is less than the {largest} training rows of the largest "
@@ -245,7 +250,7 @@ def _class_blocks(x, y, wy, class_rows):
     slot = jnp.arange(class_rows)
     valid = slot[None, :] < counts[:, None]  # (c, R)
     src = order[jnp.minimum((jnp.cumsum(counts) - counts)[:, None] + slot[None, :], n - 1)]
-    xb = jnp.where(valid[:, :, None], x[src], 0.0)
+    xb = x[src]  # padding: copies of real rows (finite, in range), weight 0
     wb = jnp.where(valid, w[src], 0.0)
     wb = jnp.where(jnp.any(counts > class_rows), jnp.nan, wb)
     return xb, wb, _log_weights(wb)
@@ -376,8 +381,8 @@ def _joint_sq_distances(query, centre, bw, zx, sx):
     """Σ_j ((q_j − x_nj) / b_cj)² for every class c, shape (c, b, n), as
     |z_q|² + |z_x|² − 2 z_q·z_x with z_x, |z_x|² from `_scaled` (x, centre, bw): one contraction
     instead of (c, b, n, r) differences (9x faster for the Parzen classifier on 2000 × 2000 rows,
-    r = 8). Centring at the class's mean keeps the cancellation near the rounding of the direct
-    sum; clipped at 0.
+    r = 8). Centring at the class's mean keeps the cancellation small; clipped at 0. Float64 only
+    (`parzen_log_density`): compiled float32 lost up to 1e-2 in log density on data offset by 1e4.
     """
     zq, sq = _scaled(query, centre, bw)
     cross = einsum("cbr,cnr->cbn", zq, zx)
@@ -520,12 +525,13 @@ def parzen_log_density(
     Product Gaussian kernel with H_j = h_j² diag(s_{j,1}², ..., s_{j,r}²), h_j from the normal rule
     with N = N_j and m = r less the columns constant over the weighted training rows (at least 1;
     `kde_bandwidths` with ``skip_constant``): such a column gets bandwidth 1 and the same factor
-    in every class, so it leaves the posteriors as they are without it. The squared distances are
-    one contraction per chunk of ``chunk_size`` query rows (`_joint_sq_distances`; memory
-    O(chunk · rows · c)), after centring at each class's mean: in float32, data offset by 1e4
-    score within 1e-4 of float64, as with the direct sum. ``chunk_size`` and ``class_rows`` as in
-    `flexible_nb_log_contributions` ("auto" chunks: (c, chunk, rows) distances near
-    `JOINT_CHUNK_VALUES`).
+    in every class, so it leaves the posteriors as they are without it. In float64 the squared
+    distances are one contraction per chunk of ``chunk_size`` query rows after centring at each
+    class's mean (`_joint_sq_distances`; memory O(chunk · rows · c)); in float32 they are direct
+    differences (memory O(chunk · rows · c · r)), since the contraction's cancellation lost up to
+    1e-2 in compiled float32 on data offset by 1e4 (direct: within 1e-4 of float64, the test).
+    ``chunk_size`` and ``class_rows`` as in `flexible_nb_log_contributions` ("auto" chunks: the
+    (c, chunk, rows) distances, or (c, chunk, rows, r) differences, near `JOINT_CHUNK_VALUES`).
     """
     x, wy = _prepare(values, y, n_classes, weight)
     bw, nc = kde_bandwidths(x, y, n_classes, x.shape[1], weight, h, skip_constant=True)
@@ -534,15 +540,28 @@ def parzen_log_density(
     _check_query_columns("query", query, x.shape[1])
     xb, _, log_w = _class_blocks(x, y, wy, class_rows)
 
-    centre = einsum("nc,nr->cr", wy, x) / jnp.where(nc > 0, nc, 1.0)[:, None]
-    zx, sx = _scaled(xb, centre, bw)  # (c, rows, r), (c, rows)
+    xb = jnp.broadcast_to(xb, (n_classes,) + xb.shape[1:])  # (c, rows, r)
     log_norm = -jnp.sum(jnp.log(bw), axis=1) - 0.5 * x.shape[1] * _LOG_2PI - log_nc  # (c,)
+    # float64: the squared distances as |z_q|² + |z_x|² − 2 z_q·z_x, one contraction per chunk
+    # after centring at each class's mean (2000 rows: 16 ms instead of 57; 10,000: 159 instead of
+    # 1237). Its cancellation costs ~1e-13 in float64, but compiled float32 lost up to 1e-2 on
+    # data offset by 1e4 (with zero-weight rows), so float32 takes the direct differences
+    # (q − x) / b, an exact subtraction of nearby values (2.6e-5 there, as before).
+    contract = x.dtype == jnp.float64
+    if contract:
+        centre = einsum("nc,nr->cr", wy, x) / jnp.where(nc > 0, nc, 1.0)[:, None]
+        zx, sx = _scaled(xb, centre, bw)  # (c, rows, r), (c, rows)
+    inv_bw = 1.0 / bw
 
     def chunk(qc):
-        d2 = _joint_sq_distances(qc, centre, bw, zx, sx)  # (c, b, rows)
+        if contract:
+            d2 = _joint_sq_distances(qc, centre, bw, zx, sx)  # (c, b, rows)
+        else:
+            z = (qc[None, :, None, :] - xb[:, None, :, :]) * inv_bw[:, None, None, :]
+            d2 = jnp.sum(z * z, axis=3)  # (c, b, rows)
         return (logsumexp(-0.5 * d2 + log_w[:, None, :], axis=2) + log_norm[:, None]).T
 
-    per_row = xb.shape[1] * n_classes
+    per_row = xb.shape[1] * n_classes * (1 if contract else x.shape[1])
     rows = _rows_per_chunk(chunk_size, query.shape[0], per_row, JOINT_CHUNK_VALUES)
     return _map_chunks(chunk, query, rows)
 

@@ -256,6 +256,11 @@ def _class_blocks(x, y, wy, class_rows):
     return xb, wb, _log_weights(wb)
 
 
+def _block(blocks, k):
+    """Class k's block of `_class_blocks` values (the only block when there is one)."""
+    return blocks[jnp.minimum(k, blocks.shape[0] - 1)]
+
+
 @jit_entry("n_classes", check=_kernel_check)
 def class_scales(values, y, n_classes: int, weight=None):
     r"""Per-class weighted count N_c (c,) and sample standard deviation s_{c,j} (c, r).
@@ -434,8 +439,10 @@ def kde_log_density(
         )
     bw = jnp.broadcast_to(bw, (data.shape[1],))
 
+    data_t = data.astype(dtype).T  # (d, N), once
+
     def chunk(qc):
-        lk = jnp.sum(_log_kernel(qc.astype(dtype), data.astype(dtype).T, bw), axis=1)  # (b, n)
+        lk = jnp.sum(_log_kernel(qc.astype(dtype), data_t, bw), axis=1)  # (b, N)
         return logsumexp(lk + log_w[None, :], axis=1)
 
     rows = _rows_per_chunk(chunk_size, query.shape[0], data.shape[0] * data.shape[1])
@@ -476,11 +483,10 @@ def flexible_nb_log_contributions(
     _check_query_columns("query", query, x.shape[1])
     xb, _, log_w = _class_blocks(x, y, wy, class_rows)
     xbt = jnp.swapaxes(xb, 1, 2)  # (g, r, rows): the rows last, along which logsumexp runs
-    last = xb.shape[0] - 1
 
     def chunk(qc):
         def one_class(k, bw_c, log_w_c, log_n_c):
-            lk = _log_kernel(qc, xbt[jnp.minimum(k, last)], bw_c)  # (b, r, rows)
+            lk = _log_kernel(qc, _block(xbt, k), bw_c)  # (b, r, rows)
             return logsumexp(lk + log_w_c[None, None, :], axis=2) - log_n_c  # (b, r)
 
         # one class at a time: a vmap over classes would hold (c, b, r, rows) kernel values
@@ -551,7 +557,8 @@ def parzen_log_density(
     if contract:
         centre = einsum("nc,nr->cr", wy, x) / jnp.where(nc > 0, nc, 1.0)[:, None]
         zx, sx = _scaled(xb, centre, bw)  # (c, rows, r), (c, rows)
-    inv_bw = 1.0 / bw
+    else:
+        inv_bw = 1.0 / bw
 
     def chunk(qc):
         if contract:
@@ -602,11 +609,8 @@ def flexible_tan_log_contributions(
         −1 at roots (a cycle is refused with a ValueError).
       n_classes: static c; h: optional common smoothing (scalar or (c,)) for both the 1-D and 2-D
         estimators; default the normal rule for each; chunk_size: query rows per chunk ("auto":
-        as many as keep a class's (chunk, r, rows) kernel values near `CHUNK_VALUES`).
-      class_rows: static; the training rows each class's kernel reads. "auto" (default): with a
-        concrete ``y``, its largest class's row count (bucketed; inside a caller's jit, None);
-        None: all n rows, other classes' at weight 0; an int: at least the largest class's rows
-        (see `_class_blocks`; c times less work than None for balanced classes).
+        as many as keep a class's (chunk, r, rows) kernel values near `CHUNK_VALUES`);
+        class_rows: as in `flexible_nb_log_contributions`.
     """
     x, wy = _prepare(values, y, n_classes, weight)
     r = x.shape[1]
@@ -622,11 +626,10 @@ def flexible_tan_log_contributions(
     _check_query_columns("query", query, x.shape[1])
     xb, _, log_w = _class_blocks(x, y, wy, class_rows)
     xbt = jnp.swapaxes(xb, 1, 2)  # (g, r, rows)
-    last = xb.shape[0] - 1
 
     def chunk(qc):
         def one_class(k, bw1_c, bw2_c, log_w_c, log_n_c):
-            xt = xbt[jnp.minimum(k, last)]
+            xt = _block(xbt, k)
             lw = log_w_c[None, None, :]
             lk2 = _log_kernel(qc, xt, bw2_c)  # (b, r, rows)
             lk2_par = lk2[:, par, :]
@@ -704,7 +707,6 @@ def kde_conditional_mutual_information(
     pc = nc / jnp.sum(nc)
     xb, w_blk, log_w = _class_blocks(x, y, wy, class_rows)
     xbt = jnp.swapaxes(xb, 1, 2)  # (g, r, rows)
-    last = xb.shape[0] - 1
     # the pairs i < k only (the 2-D estimate is symmetric in i and k), r at a time: half the work
     # of all r² ordered pairs; the last step repeats pair (0, 1) and is dropped
     first, second = np.triu_indices(r, 1)
@@ -717,7 +719,7 @@ def kde_conditional_mutual_information(
     def per_class(args):
         k, bw_c, log_w_c, w_c, n_c = args
         lw = log_w_c[None, None, :]
-        x_c, xt = xb[jnp.minimum(k, last)], xbt[jnp.minimum(k, last)]
+        x_c, xt = _block(xb, k), _block(xbt, k)
 
         def block(rows):  # weighted sums over a block of evaluation rows a, (steps, r)
             xa, wa = rows

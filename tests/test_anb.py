@@ -122,3 +122,38 @@ def test_discrete_columns_and_validation():
     check_unseen_category_drops_its_term(m, X, y, col=0)
     with pytest.raises(ValueError, match="mode must be"):
         AveragedNB(mode="bma").fit(X, y)
+
+
+def test_text_columns_are_categories():
+    """The embedded Flags table holds its categories as text ('5', 'red'): with discrete='auto'
+    the fit equals one on codes of the sorted labels (it raised a TypeError before); an unseen
+    label follows ``unseen``, a missing one ``missing``; a text column not declared discrete is
+    a TypeError that names it and the fix."""
+    from jaxnb.datasets import load_flags
+
+    X, y, _, numeric = load_flags()
+    numeric = np.asarray(numeric, bool)
+    codes = np.empty(X.shape)
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        codes[:, j] = col.astype(float) if numeric[j] else np.unique(col, return_inverse=True)[1]
+    m = AveragedNB(discrete="auto").fit(X, y)
+    ref = AveragedNB(discrete=~numeric).fit(codes, y)
+    np.testing.assert_array_equal(m.weights_, ref.weights_)
+    np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(codes), rtol=0, atol=1e-12)
+    colour = int(np.flatnonzero(X[0] == "green")[0])  # a text column of colour names
+    assert list(m.labels_[colour]) == sorted(set(X[:, colour]))
+    assert m.labels_[int(np.flatnonzero(numeric)[0])] is None
+    Xq, cq = X[:3].copy(), codes[:3].copy()
+    Xq[0, colour], cq[0, colour] = "purple", np.nan  # unseen: the term is dropped, as a NaN
+    Xq[1, 0], cq[1, 0] = None, np.nan  # missing
+    np.testing.assert_allclose(m.predict_proba(Xq), ref.predict_proba(cq), rtol=0, atol=1e-12)
+    m.set_params(unseen="error")
+    with pytest.raises(ValueError, match=rf"column {colour} has a category never seen.*'purple'"):
+        m.predict(Xq[:1])
+    with pytest.raises(ValueError, match=r"missing values \(NaN\) in columns \[0\]"):
+        AveragedNB(discrete="auto", missing="error").fit(Xq, y[:3])
+    with pytest.raises(TypeError, match=r"column 0 holds non-numeric values.*discrete='auto'"):
+        AveragedNB().fit(X, y)
+    with pytest.raises(TypeError, match=r"column 1 holds non-numeric values.*discrete='auto'"):
+        AveragedNB(discrete=[0]).fit(X, y)

@@ -430,9 +430,11 @@ class AveragedNB(_Additive, BaseNB):
     Args:
       mode: "average" (compression-based averaging, ANB), "map" (MAP selective NB) or "nb"
         (all predictors, weight 1: NB on the MODL discretization).
-      discrete: the discrete (categorical) columns, kept as categories (numeric codes): a list of
-        column indices or a boolean mask, "all", "none" (= None, the default: every column
-        numeric) or "auto" (integer and boolean columns), as `jaxnb.NaiveBayes`'s ``discrete``.
+      discrete: the discrete (categorical) columns, kept as categories: a list of column indices
+        or a boolean mask, "all", "none" (= None, the default: every column numeric) or "auto"
+        (integer, boolean and text columns), as `jaxnb.NaiveBayes`'s ``discrete``. A discrete
+        column holds numeric codes or text labels (strings, pandas categories); a text column
+        that is not discrete is a TypeError.
       max_bins: elementary bins (quantiles) per numeric column before MODL.
       alpha: Laplace pseudo-count of the interval frequencies.
       n_starts, max_passes: MS(FFWBW) restarts and passes per restart.
@@ -447,7 +449,9 @@ class AveragedNB(_Additive, BaseNB):
 
     Attributes:
       weights_ `(p,)` in [0, 1]; selected_ (indices of the MAP model); cuts_ (per column, None for
-      discrete); categories_ and groups_ (per discrete column: sorted values, group of each);
+      discrete); categories_ and groups_ (per discrete column: sorted values, group of each;
+      for a text column the values are the codes 0, 1, ... of labels_); labels_ (per column: the
+      sorted labels of a text column, else None);
       n_intervals_ `(p,)` (intervals or groups); map_cost_, null_cost_, n_models_; classes_;
       fit_time_.
     """
@@ -496,12 +500,12 @@ class AveragedNB(_Additive, BaseNB):
         return FeatureEncoder(discrete=discrete)._discrete_mask(kinds, p)
 
     def _check_X(self, X, fit=False):
-        # discrete columns are numeric codes here (no label encoding of strings)
         if fit:
             self._names_in = _frame_names(X)
         else:
             check_feature_names(getattr(self, "_names_in", None), X)
-        X = _numeric_X(X, "AveragedNB takes numbers; discrete columns as numeric codes")
+        X = self._text_as_codes(X, fit)
+        X = _numeric_X(X, "AveragedNB reads text only in the discrete columns it was fitted with")
         X = np.asarray(X, dtype=np.float64)  # no copy when already float64
         if np.isinf(X).any():
             raise ValueError("X must be finite (NaN marks a missing value); got +/-inf")
@@ -509,6 +513,50 @@ class AveragedNB(_Additive, BaseNB):
         if not fit and X.shape[1] != self.n_features_in_:
             raise feature_count_error(X.shape[1], self.n_features_in_, type(self).__name__)
         return X
+
+    def _text_as_codes(self, X, fit):
+        """X with every text column (strings, labels) replaced by float codes of its sorted
+        labels (`FeatureEncoder`'s label encoding, kept as ``_text_encoder``): NaN for a missing
+        entry, and at prediction for a label never seen in training with unseen='ignore' (the
+        term is dropped either way); unseen='error' raises. A text column must be discrete: one
+        that is not is left as it is for `_numeric_X` to refuse. Numeric tables pass unchanged,
+        and so does any table when training found no text column."""
+        if isinstance(X, np.ndarray) and X.ndim == 2 and X.size and X.dtype.kind in "biuf":
+            if fit:
+                self._text_encoder = None
+            return X
+        if not fit and getattr(self, "_text_encoder", None) is None:
+            return X
+        cols, kinds, n = check_X_2d(X)
+        if fit:
+            disc = self._discrete_mask(X, len(cols))
+            text = [j for j, k in enumerate(kinds) if k in ("O", "U", "S", "category")]
+            bad = [j for j in text if not disc[j]]
+            if bad:
+                col = np.asarray(cols[bad[0]], dtype=object)
+                ex = next((v for v in col if isinstance(v, str)), col[0])
+                raise TypeError(
+                    f"X must be numeric in AveragedNB's numeric columns; column {bad[0]} holds "
+                    f"non-numeric values (e.g. {ex!r}): pass discrete='auto' (text columns as "
+                    f"categories), name it in discrete, or convert it to numbers"
+                )
+            if not text:
+                self._text_encoder = None
+                return X
+            self._text_encoder = FeatureEncoder(
+                discrete=text,
+                missing="ignore",  # NaN below: `_refuse_missing` applies the estimator's policy
+                unseen=self.unseen,
+                offers=("unseen",),
+                owner=type(self).__name__,
+            ).fit(X)
+        enc = self._text_encoder
+        enc.unseen = getattr(self, "unseen", "ignore")
+        codes, values = enc.transform(X, dtype=np.float64)
+        out = np.empty((n, len(cols)), np.float64)
+        out[:, enc.discrete_idx_] = np.where(codes >= 0, codes, np.nan)
+        out[:, enc.continuous_idx_] = values
+        return out
 
     def _codes(self, X):
         codes = np.empty(X.shape, np.int32)
@@ -534,6 +582,10 @@ class AveragedNB(_Additive, BaseNB):
         """Discretize, search, average (module docstring)."""
         self._check_hyper()
         X_raw, X = X, self._check_X(X, fit=True)
+        enc = self._text_encoder
+        self.labels_ = [None] * X.shape[1]
+        for t, j in enumerate(enc.discrete_idx_ if enc is not None else ()):
+            self.labels_[j] = enc.categories_[t]
         classes, yi = encode_labels(y, X.shape[0])
         if len(classes) < 2:
             raise one_class_error(classes, "a classifier needs at least two classes")

@@ -1332,7 +1332,7 @@ def register_methods(register) -> None:
 
     register(
         "ANB",
-        lambda kind: AveragedNB(discrete="all" if kind == "discrete" else None),
+        lambda kind: AveragedNB(discrete={"discrete": "all", "mixed": "auto"}.get(kind)),
         "MODL + compression-averaged selective NB (Boullé 2007)",
         kinds=("discrete", "continuous", "mixed"),
     )

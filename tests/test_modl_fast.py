@@ -161,3 +161,27 @@ def test_one_predictor_over_the_tensor_cap_takes_the_per_predictor_dp(monkeypatc
         ref, ref_cost = _reference(cu, co)
         np.testing.assert_array_equal(cuts, ref)
         assert cost == pytest.approx(ref_cost, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [1, 2, 7, 8, 9])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pair_interval_costs_equal_the_direct_formula(n_classes, weighted):
+    """The DP's interval costs (integer prefix differences and an lgamma table below 8 classes,
+    the float path otherwise) are `_interval_cost` of each interval's counts, and the batched
+    DP keeps the reference optimum on both paths."""
+    rng = np.random.default_rng(n_classes + 10 * weighted)
+    counts = rng.integers(0, 6, (3, 40, n_classes)).astype(float)
+    if weighted:
+        counts *= rng.uniform(0.5, 2.0, counts.shape)
+    cum = D._cum_counts(counts)
+    hi, lo = np.tril_indices(41, -1)
+    got = D._pair_interval_costs(cum, hi, lo)
+    want = D._interval_cost(cum[:, hi, :] - cum[:, lo, :])
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-12)
+    counts_l = [c[c.sum(axis=1) > 0] for c in counts]
+    cuts_l = [np.arange(c.shape[0] - 1, dtype=float) for c in counts_l]
+    many = modl_cuts_from_counts_many(cuts_l, counts_l, return_cost=True)
+    for (got_cuts, cost), cu, co in zip(many, cuts_l, counts_l, strict=True):
+        ref, ref_cost = _reference(cu, co)
+        np.testing.assert_array_equal(got_cuts, ref)
+        assert cost == pytest.approx(ref_cost, rel=1e-12)

@@ -148,7 +148,12 @@ def test_text_columns_are_categories():
     Xq[0, colour], cq[0, colour] = "purple", np.nan  # unseen: the term is dropped, as a NaN
     Xq[1, 0], cq[1, 0] = None, np.nan  # missing
     np.testing.assert_allclose(m.predict_proba(Xq), ref.predict_proba(cq), rtol=0, atol=1e-12)
-    m.set_params(unseen="error")
+    # an unseen label is not a missing value: missing='error' still drops its term
+    m.set_params(missing="error")
+    np.testing.assert_allclose(
+        m.predict_proba(Xq[[0, 2]]), ref.predict_proba(cq[[0, 2]]), rtol=0, atol=1e-12
+    )
+    m.set_params(missing="ignore", unseen="error")
     with pytest.raises(ValueError, match=rf"column {colour} has a category never seen.*'purple'"):
         m.predict(Xq[:1])
     with pytest.raises(ValueError, match=r"missing values \(NaN\) in columns \[0\]"):

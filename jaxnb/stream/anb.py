@@ -61,6 +61,7 @@ from .._matmul import einsum
 from ..data import (
     FeatureEncoder,
     _frame_names,
+    _is_missing_obj,
     check_feature_names,
     check_X_2d,
     encode_labels,
@@ -517,10 +518,10 @@ class AveragedNB(_Additive, BaseNB):
     def _text_as_codes(self, X, fit):
         """X with every text column (strings, labels) replaced by float codes of its sorted
         labels (`FeatureEncoder`'s label encoding, kept as ``_text_encoder``): NaN for a missing
-        entry, and at prediction for a label never seen in training with unseen='ignore' (the
-        term is dropped either way); unseen='error' raises. A text column must be discrete: one
-        that is not is left as it is for `_numeric_X` to refuse. Numeric tables pass unchanged,
-        and so does any table when training found no text column."""
+        entry, and at prediction -1 (a code no training row has) for a label never seen in
+        training with unseen='ignore' (`_codes` drops its term); unseen='error' raises. In
+        training, a text column that is not discrete is a TypeError. Numeric tables pass
+        unchanged, and so does any table when training found no text column."""
         if isinstance(X, np.ndarray) and X.ndim == 2 and X.size and X.dtype.kind in "biuf":
             if fit:
                 self._text_encoder = None
@@ -554,7 +555,11 @@ class AveragedNB(_Additive, BaseNB):
         enc.unseen = getattr(self, "unseen", "ignore")
         codes, values = enc.transform(X, dtype=np.float64)
         out = np.empty((n, len(cols)), np.float64)
-        out[:, enc.discrete_idx_] = np.where(codes >= 0, codes, np.nan)
+        for t, j in enumerate(enc.discrete_idx_):
+            # the encoder codes a missing entry and an ignored unseen label alike (-1); keep them
+            # apart: NaN is missing (`missing` applies), -1 a category never seen (`unseen`)
+            miss = np.fromiter((_is_missing_obj(v) for v in cols[j]), bool, count=n)
+            out[:, j] = np.where(codes[:, t] >= 0, codes[:, t], np.where(miss, np.nan, -1.0))
         out[:, enc.continuous_idx_] = values
         return out
 

@@ -156,6 +156,9 @@ def test_text_columns_are_categories():
     m.set_params(missing="ignore", unseen="error")
     with pytest.raises(ValueError, match=rf"column {colour} has a category never seen.*'purple'"):
         m.predict(Xq[:1])
+    # numbers in a text column are no labels: not read as the codes of the sorted labels
+    with pytest.raises(ValueError, match=r"column 0 has a category never seen"):
+        m.predict(codes[:1])
     with pytest.raises(ValueError, match=r"missing values \(NaN\) in columns \[0\]"):
         AveragedNB(discrete="auto", missing="error").fit(Xq, y[:3])
     with pytest.raises(TypeError, match=r"column 0 holds non-numeric values.*discrete='auto'"):

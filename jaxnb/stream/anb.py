@@ -522,11 +522,13 @@ class AveragedNB(_Additive, BaseNB):
         training with unseen='ignore' (`_codes` drops its term); unseen='error' raises. In
         training, a text column that is not discrete is a TypeError. Numeric tables pass
         unchanged, and so does any table when training found no text column."""
-        if isinstance(X, np.ndarray) and X.ndim == 2 and X.size and X.dtype.kind in "biuf":
-            if fit:
-                self._text_encoder = None
-            return X
-        if not fit and getattr(self, "_text_encoder", None) is None:
+        if not fit:
+            if getattr(self, "_text_encoder", None) is None:
+                return X
+            # else through the encoder, even for numbers: a number is no label of a text column
+            # (it is an unseen category), never silently read as a label's code
+        elif isinstance(X, np.ndarray) and X.ndim == 2 and X.size and X.dtype.kind in "biuf":
+            self._text_encoder = None
             return X
         cols, kinds, n = check_X_2d(X)
         if fit:

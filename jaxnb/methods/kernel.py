@@ -181,7 +181,6 @@ def _blocked_kernel_check(args) -> None:
     """`_kernel_check` for the functions with a ``class_rows`` argument, which it resolves
     (`_resolve_class_rows`; the default "auto" too, so the jitted function sees an int or None)."""
     _kernel_check(args)
-    args.setdefault("class_rows", "auto")
     _resolve_class_rows(args)
 
 
@@ -240,7 +239,7 @@ def _class_blocks(x, y, wy, class_rows):
     classes, so c times less work). A class with more than R rows would lose rows: its weights
     become NaN, so the result is NaN rather than wrong (an eager call refuses such an R).
     """
-    if class_rows is None or isinstance(class_rows, str):  # "auto" unresolved: all rows
+    if class_rows is None:  # ("auto" is resolved to an int or None by `_blocked_kernel_check`)
         return x[None], wy.T, _log_weights(wy).T
     n, c = wy.shape
     w = jnp.sum(wy, axis=1)

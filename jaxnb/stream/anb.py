@@ -549,12 +549,11 @@ class AveragedNB(_Additive, BaseNB):
             self._text_encoder = FeatureEncoder(
                 discrete=text,
                 missing="ignore",  # NaN below: `_refuse_missing` applies the estimator's policy
-                unseen=self.unseen,
                 offers=("unseen",),
                 owner=type(self).__name__,
             ).fit(X)
         enc = self._text_encoder
-        enc.unseen = getattr(self, "unseen", "ignore")
+        enc.unseen = getattr(self, "unseen", "ignore")  # the estimator's, as set now
         codes, values = enc.transform(X, dtype=np.float64)
         out = np.empty((n, len(cols)), np.float64)
         for t, j in enumerate(enc.discrete_idx_):

@@ -93,3 +93,49 @@ def test_alpha0_class_without_values_of_a_discrete_predictor_is_uniform():
     assert np.isfinite(m.predict_proba(X[:3])).all()
     with pytest.raises(ValueError):
         NaiveBayes(alpha=-1.0).fit(X, y)
+
+
+def _primitives_inside_loops(jaxpr, inside=False, found=None):
+    """Names of the primitives that run inside a loop's body (``while``, or the ``scan`` of a
+    ``fori_loop`` with a static trip count), anywhere in ``jaxpr``."""
+    found = set() if found is None else found
+    for eqn in jaxpr.eqns:
+        if inside:
+            found.add(eqn.primitive.name)
+        loop = inside or eqn.primitive.name in ("while", "scan")
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, tuple | list) else (value,):
+                sub = getattr(sub, "jaxpr", sub)  # a ClosedJaxpr holds its Jaxpr
+                if hasattr(sub, "eqns"):
+                    _primitives_inside_loops(sub, loop, found)
+    return found
+
+
+def test_log_joint_chooses_the_gaussian_formula_once_for_all_row_blocks():
+    """Far-apart classes over several row blocks plus a remainder take the direct formula in every
+    block, and the choice is one cond around the block loop: a cond inside the loop body kept XLA
+    from fusing the block's products (1M x 100 float32 rows: 0.16 s against 0.11 s)."""
+    rng = np.random.default_rng(3)
+    sigma = 0.1
+    mean = np.array([[0.0], [1e4], [1e4 + 2 * sigma]])
+    n = 2 * 8192 + 7  # one continuous predictor: 8192 rows per block
+    x = (1e4 + rng.normal(size=(n, 1)) * sigma).astype(np.float32)
+    E = jnp.zeros((n, 0), jnp.int32)
+    with jax.enable_x64(False):
+        X, y = _far_classes()
+        base = NaiveBayes().fit(X, y).params_
+        params = type(base)(
+            base.log_prior,
+            base.cpt,
+            jnp.asarray(mean, jnp.float32),
+            jnp.full((3, 1), sigma, jnp.float32),
+            base.n_states,
+        )
+        lj = np.asarray(log_joint(params, E, jnp.asarray(x)))
+        lc = np.asarray(log_contributions(params, E, jnp.asarray(x)))
+        inner = _primitives_inside_loops(
+            jax.make_jaxpr(lambda v: log_joint(params, E, v))(jnp.asarray(x)).jaxpr
+        )
+    ref = lc[:, 0, :] + np.asarray(params.log_prior)
+    np.testing.assert_allclose(lj, ref, rtol=1e-6, atol=5e-2)  # the expanded form: 126 nats off
+    assert inner and "cond" not in inner, sorted(inner)

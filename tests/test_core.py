@@ -397,6 +397,32 @@ def test_log_joint_shared_shift_equals_reference_and_per_set_vmap():
         np.testing.assert_allclose(vm[i], nb.log_joint(one, cj, vj), rtol=1e-12, atol=1e-10)
 
 
+def test_log_joint_over_several_row_blocks_with_and_without_missing_values():
+    """Data of several row blocks (8192 rows each here) and a remainder: complete data take the
+    form without the missing-value mask, data with a NaN or an infinite value the masked form;
+    both equal the float64 reference, and a missing value changes only its own row's score."""
+    (ns, _, _, _, _), o1, _ = _omegas("mixed")
+    n = 2 * 8192 + 5
+    rng = np.random.default_rng(7)
+    codes = np.stack([rng.integers(0, m, n) for m in ns], 1).astype(np.int32)
+    values = rng.normal(size=(n, o1.mean.shape[1])) * 3.0 + 1.0
+    want = ref.log_joint(_params_dict(o1), codes, values, ns)
+    got = np.asarray(nb.log_joint(o1, jnp.asarray(codes), jnp.asarray(values)))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
+    rows = [3, 8192 + 11, n - 2]  # first, second block and the remainder
+    for bad in (np.nan, np.inf, -np.inf):
+        holed = values.copy()
+        holed[rows, 0] = bad
+        missing = holed.copy()
+        missing[rows, 0] = np.nan  # every non-finite value is a missing value
+        want = ref.log_joint(_params_dict(o1), codes, missing, ns)
+        got = np.asarray(nb.log_joint(o1, jnp.asarray(codes), jnp.asarray(holed)))
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
+        changed = np.flatnonzero(np.any(got != np.asarray(nb.log_joint(o1, codes, values)), 1))
+        np.testing.assert_array_equal(changed, rows)
+
+
 def test_combine_without_bias_is_the_weighted_sum():
     rng = np.random.default_rng(0)
     L = rng.normal(size=(5, 4, C))

@@ -423,6 +423,41 @@ def test_log_joint_over_several_row_blocks_with_and_without_missing_values():
         np.testing.assert_array_equal(changed, rows)
 
 
+def _jitted_primitives(fn, *args):
+    """Primitives at the top of the one jitted call that ``fn`` traces to (a public core
+    function is a jit entry point)."""
+    (eqn,) = jax.make_jaxpr(fn)(*args).jaxpr.eqns
+    return {e.primitive.name for e in eqn.params["jaxpr"].jaxpr.eqns}
+
+
+def test_log_joint_under_vmap_picks_one_form_for_the_whole_batch():
+    """vmap over data sets (one with a missing value) and over parameter sets (one with classes
+    far apart): each batch element equals the float64 reference, and the form is chosen once for
+    the batch (a cond in the vmapped program; a batched predicate would have made it a select
+    that runs every form for every element)."""
+    (ns, _, _, _, _), o1, o0 = _omegas("mixed")
+    n, r = 2 * 8192 + 5, o1.mean.shape[1]
+    rng = np.random.default_rng(11)
+    codes = np.stack([rng.integers(0, m, n) for m in ns], 1).astype(np.int32)
+    values = rng.normal(size=(3, n, r)) * 3.0 + 1.0
+    values[1, [5, 9000], 0] = np.nan
+    one = lambda v: nb.log_joint(o1, jnp.asarray(codes), v)
+    got = np.asarray(jax.jit(jax.vmap(one))(jnp.asarray(values)))
+    for i in range(3):
+        want = ref.log_joint(_params_dict(o1), codes, values[i], ns)
+        np.testing.assert_allclose(got[i], want, rtol=1e-10, atol=1e-9)
+    assert "cond" in _jitted_primitives(jax.vmap(one), values)
+
+    far = type(o1)(o1.log_prior, o1.cpt, o1.mean.at[0].add(1e9), o1.std, o1.n_states)
+    stack = jax.tree.map(lambda a, b: jnp.stack([a, b]), o1, far)
+    got = np.asarray(jax.vmap(lambda prm: nb.log_joint(prm, codes[:50], values[0, :50]))(stack))
+    for i, prm in enumerate((o1, far)):
+        want = ref.log_joint(_params_dict(prm), codes[:50], values[0, :50], ns)
+        np.testing.assert_allclose(got[i], want, rtol=1e-10, atol=1e-9)
+    batched = jax.vmap(lambda prm: nb.log_joint(prm, codes[:50], values[0, :50]))
+    assert "cond" in _jitted_primitives(batched, stack)
+
+
 def test_combine_without_bias_is_the_weighted_sum():
     rng = np.random.default_rng(0)
     L = rng.normal(size=(5, 4, C))

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._batch import any_in_batch
 from ._checks import broadcasts_to, check_labels, concrete, dtype_of, jit_entry, off_host
 from ._matmul import einsum, matmul
 from .params import NBParams
@@ -39,23 +40,6 @@ __all__ = [
 ]
 
 _LOG_2PI = float(np.log(2 * np.pi))
-
-
-@jax.custom_batching.custom_vmap
-def _any_in_batch(flag):
-    """``flag`` (a bool scalar) itself; under `jax.vmap`, one unbatched flag: any of the batch's.
-
-    For the predicate of a `lax.cond` between two forms of one computation that are both exact
-    where the predicate says so (one of them always): a batched predicate turns the cond into a
-    select that runs both branches for every batch element, an unbatched one keeps one branch
-    for the whole batch.
-    """
-    return flag
-
-
-@_any_in_batch.def_vmap
-def _any_in_batch_vmap(axis_size, in_batched, flag):
-    return jnp.any(flag), False
 
 
 def _column_max(codes):
@@ -254,10 +238,10 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
             # eps * ((mean_j - shift) / std_j)^2 nats; where that exceeds 1e-3 for some class (in
             # float32: class means ~100 std apart), the rows take the direct formula instead (a
             # lax.cond; under vmap the whole batch takes the direct formula if one of its
-            # parameter sets needs it, `_any_in_batch`). A shift passed by the caller is kept.
+            # parameter sets needs it, `any_in_batch`). A shift passed by the caller is kept.
             eps = float(jnp.finfo(params.mean.dtype).eps)
             zz = ((params.mean - shift[None, :]) / params.std) ** 2
-            far = _any_in_batch(jnp.any((eps * zz > 1e-3) & (Wc != 0)))
+            far = any_in_batch(jnp.any((eps * zz > 1e-3) & (Wc != 0)))
         else:
             shift = jnp.asarray(shift, params.mean.dtype)
             if shift.shape != (r,):
@@ -322,12 +306,12 @@ def log_joint(params: NBParams, codes, values, weights=None, bias=None, shift=No
     # value skip the mask and its product (0.115 -> 0.08 s there, the check included; 0.13 s with a
     # missing value). The check is one sum: finite unless some value is NaN or infinite, or the sum
     # overflows (which only sends complete data to the masked form); `jnp.all(jnp.isfinite(.))`
-    # took 60 ms there. Under vmap the check covers the whole batch (`_any_in_batch`), so the cond
+    # took 60 ms there. Under vmap the check covers the whole batch (`any_in_batch`), so the cond
     # still runs one form. One block always takes the masked form (a small gain, two compiled
     # forms).
     def expanded():
         if r and n > bs:
-            complete = ~_any_in_batch(~jnp.isfinite(jnp.sum(values)))
+            complete = ~any_in_batch(~jnp.isfinite(jnp.sum(values)))
             return jax.lax.cond(complete, lambda: blocks("complete"), lambda: blocks("masked"))
         return blocks("masked")
 

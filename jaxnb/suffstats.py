@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._batch import any_in_batch
 from ._checks import concrete
 from ._dtypes import float_dtype
 from ._matmul import einsum, matmul
@@ -283,12 +284,14 @@ def accumulate(
         )
         s0 = jnp.broadcast_to(Yw.sum(0)[:, None], s1.shape)
 
-        def redo():
-            none = codes[:, :0]
-            return _blocked_sums(none, values, Yw, (), shift, block_size)[1:]
-
         ok = jnp.isfinite(s1).all() & jnp.isfinite(s2).all()
-        s0, s1, s2 = lax.cond(ok, lambda: (s0, s1, s2), redo)
+
+        def redo():  # under vmap, for the whole batch; each element keeps its own pass's sums
+            none = codes[:, :0]
+            masked = _blocked_sums(none, values, Yw, (), shift, block_size)[1:]
+            return tuple(jnp.where(ok, a, b) for a, b in zip((s0, s1, s2), masked, strict=True))
+
+        s0, s1, s2 = lax.cond(~any_in_batch(~ok), lambda: (s0, s1, s2), redo)
     stats = stats_from_sums(Yw.sum(0), counts, s0, s1, s2, shift, n_states)
     if not values.shape[1]:
         return stats
@@ -299,9 +302,10 @@ def _refine_far_classes(stats: SuffStats, values, Yw, shift, block_size) -> Suff
     """Class means and M2 again, centred on each class's own mean, where one shift for all
     classes loses too much: M2 = S2 - S1^2 / S0 cancels with a relative error of about
     eps * (mean_j - shift)^2 / var_j, e.g. every digit in float32 for classes 1e4 sigma apart.
-    One more pass per class (`lax.cond`: only when some class is that far; under vmap both
-    branches run), centred on the first pass's class mean, where the cancellation is gone."""
-    far = _far_classes(stats, shift)
+    One more pass per class (`lax.cond`: only when some class is that far; under vmap only when
+    some class of some batch element is, and then only that element takes the refined values),
+    centred on the first pass's class mean, where the cancellation is gone."""
+    far = _far_classes(stats, shift).any()
 
     def refine():
         none = jnp.zeros((values.shape[0], 0), jnp.int32)
@@ -311,9 +315,10 @@ def _refine_far_classes(stats: SuffStats, values, Yw, shift, block_size) -> Suff
             return s0[0], s1[0], s2[0]
 
         s0, s1, s2 = jax.vmap(one_class)(Yw.T, stats.mean)  # (c, r) each
-        return _recentred(stats, s0, s1, s2)
+        mean, m2 = _recentred(stats, s0, s1, s2)
+        return jnp.where(far, mean, stats.mean), jnp.where(far, m2, stats.m2)
 
-    mean, m2 = lax.cond(far.any(), refine, lambda: (stats.mean, stats.m2))
+    mean, m2 = lax.cond(any_in_batch(far), refine, lambda: (stats.mean, stats.m2))
     return SuffStats(stats.class_weight, stats.counts, stats.weight, mean, m2, stats.n_states)
 
 

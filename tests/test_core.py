@@ -688,3 +688,22 @@ def test_accumulate_gradient_with_missing_values():
         np.testing.assert_allclose(grad_fv(data, 16), gv, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(fwd_fv(data, 16), gv, rtol=1e-10, atol=1e-12)
     assert float(grad_fv(jnp.asarray(v), 16)[3, 1]) == 0.0
+
+
+def test_any_in_batch_is_the_flag_alone_and_one_flag_under_vmap():
+    from jaxnb._batch import any_in_batch
+
+    f = jnp.asarray([False, True, False])
+    assert bool(any_in_batch(f[1])) and not bool(any_in_batch(f[0]))
+    assert bool(jax.jit(any_in_batch)(f[1]))
+    # under vmap one unbatched flag for the batch (vmap broadcasts it back to every element)
+    np.testing.assert_array_equal(jax.vmap(any_in_batch)(f), [True] * 3)
+    np.testing.assert_array_equal(jax.vmap(any_in_batch)(jnp.zeros(4, bool)), [False] * 4)
+    nested = jax.vmap(jax.vmap(any_in_batch))(jnp.zeros((2, 3), bool).at[1, 2].set(True))
+    np.testing.assert_array_equal(nested, np.ones((2, 3), bool))
+    # an unbatched flag passed through vmap stays itself
+    assert bool(jax.vmap(lambda x: any_in_batch(f[1]) & (x > 0))(jnp.ones(3)).all())
+    jaxpr = jax.make_jaxpr(
+        jax.vmap(lambda b, x: jax.lax.cond(any_in_batch(b), lambda: x + 1, lambda: x))
+    )(f, jnp.zeros(3))
+    assert "cond" in {e.primitive.name for e in jaxpr.jaxpr.eqns}

@@ -139,3 +139,34 @@ def test_log_joint_chooses_the_gaussian_formula_once_for_all_row_blocks():
     ref = lc[:, 0, :] + np.asarray(params.log_prior)
     np.testing.assert_allclose(lj, ref, rtol=1e-6, atol=5e-2)  # the expanded form: 126 nats off
     assert inner and "cond" not in inner, sorted(inner)
+
+
+def test_vmapped_statistics_take_their_fallbacks_only_for_the_elements_that_need_them():
+    """`accumulate` under vmap over data sets: the far-class refinement and the masked pass for
+    missing values run for the batch only when some element needs them, and each element then
+    equals its own unbatched statistics bit for bit (the others keep their first pass). The
+    vmapped program keeps the conds (a batched predicate would have made them selects that run
+    every pass for every element)."""
+    n, bs = 3000, 512
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, (3, n))
+    X = rng.normal(size=(3, n, 2))
+    X[1] += np.array([0.0, 1e5, 1e5 + 2])[y[1]][:, None]  # far-apart classes in element 1
+    X[2, [7, 2000], 1] = np.nan  # a missing value in element 2
+    Y = jax.nn.one_hot(jnp.asarray(y), 3, dtype=jnp.float32)
+    codes = jnp.zeros((n, 0), jnp.int32)
+    with jax.enable_x64(False):
+        V = jnp.asarray(X, jnp.float32)
+        acc = lambda v, yy: accumulate(codes, v, yy, n_states=(), block_size=bs)
+        batched = jax.jit(jax.vmap(acc))(V, Y)
+        for i in range(3):
+            one = jax.jit(acc)(V[i], Y[i])
+            for name in ("mean", "m2", "weight", "class_weight"):
+                np.testing.assert_array_equal(
+                    np.asarray(getattr(batched, name)[i]), np.asarray(getattr(one, name))
+                )
+        top = [e.primitive.name for e in jax.make_jaxpr(jax.vmap(acc))(V, Y).jaxpr.eqns]
+    assert top.count("cond") == 2, top
+    var = np.asarray(batched.m2[1] / batched.weight[1])[:, 0]
+    ref = [X[1, y[1] == j, 0].astype(np.float32).astype(np.float64).var() for j in range(3)]
+    np.testing.assert_allclose(var, ref, rtol=2e-3)  # refined: one shift for all loses it all

@@ -1,0 +1,28 @@
+"""One `lax.cond` branch for a whole `jax.vmap` batch.
+
+Under `jax.vmap` a `lax.cond` whose predicate is batched becomes a select that runs both branches
+for every batch element. Where the two branches are two ways to compute the same result (a fast
+one, and an exact fallback that is right everywhere but costs more), `any_in_batch` turns the
+predicate into one flag for the batch, so the cond stays a cond: the fallback runs for the whole
+batch when one element needs it, and not at all otherwise.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.custom_batching.custom_vmap
+def any_in_batch(flag):
+    """``flag`` (a bool scalar) itself; under `jax.vmap`, one unbatched flag: any of the batch's.
+
+    Callers that need each element's own branch exactly (bit for bit as without vmap) can select
+    with their own, still batched, flag inside the taken branch."""
+    return flag
+
+
+@any_in_batch.def_vmap
+def _any_in_batch_vmap(axis_size, in_batched, flag):
+    # the call again: under nested vmaps the result is then one flag for all their axes
+    return any_in_batch(jnp.any(flag)), False

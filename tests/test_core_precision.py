@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jaxprs import loop_primitives
 
 from jaxnb import NaiveBayes, accumulate, fit_mle, subtract
 from jaxnb.likelihood import log_contributions, log_joint
@@ -95,22 +96,6 @@ def test_alpha0_class_without_values_of_a_discrete_predictor_is_uniform():
         NaiveBayes(alpha=-1.0).fit(X, y)
 
 
-def _primitives_inside_loops(jaxpr, inside=False, found=None):
-    """Names of the primitives that run inside a loop's body (``while``, or the ``scan`` of a
-    ``fori_loop`` with a static trip count), anywhere in ``jaxpr``."""
-    found = set() if found is None else found
-    for eqn in jaxpr.eqns:
-        if inside:
-            found.add(eqn.primitive.name)
-        loop = inside or eqn.primitive.name in ("while", "scan")
-        for value in eqn.params.values():
-            for sub in value if isinstance(value, tuple | list) else (value,):
-                sub = getattr(sub, "jaxpr", sub)  # a ClosedJaxpr holds its Jaxpr
-                if hasattr(sub, "eqns"):
-                    _primitives_inside_loops(sub, loop, found)
-    return found
-
-
 def test_log_joint_chooses_the_gaussian_formula_once_for_all_row_blocks():
     """Far-apart classes over several row blocks plus a remainder take the direct formula in every
     block, and the choice is one cond around the block loop: a cond inside the loop body kept XLA
@@ -133,7 +118,7 @@ def test_log_joint_chooses_the_gaussian_formula_once_for_all_row_blocks():
         )
         lj = np.asarray(log_joint(params, E, jnp.asarray(x)))
         lc = np.asarray(log_contributions(params, E, jnp.asarray(x)))
-        inner = _primitives_inside_loops(
+        inner = loop_primitives(
             jax.make_jaxpr(lambda v: log_joint(params, E, v))(jnp.asarray(x)).jaxpr
         )
     ref = lc[:, 0, :] + np.asarray(params.log_prior)

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jaxprs import loop_primitives
 from test_stagewise import _ref_crit, _ref_fsnb, _ref_params, _ref_scores
 
 from jaxnb import NaiveBayes
@@ -146,6 +147,10 @@ def test_vmap_over_problems():
     for s in range(3):
         one = f(Ls[s], bs[s], ys[s])
         np.testing.assert_array_equal(np.asarray(batched.mask[s]), np.asarray(one.mask))
+        np.testing.assert_array_equal(np.asarray(batched.criterion[s]), np.asarray(one.criterion))
+    # a forward search only adds: under vmap the removal's recomputation stays behind a cond
+    # (a batched predicate made it a select that recomputed the scores at every step)
+    assert "cond" in loop_primitives(jax.make_jaxpr(jax.vmap(f))(Ls, bs, ys).jaxpr)
 
 
 def _table(seed, n=150):

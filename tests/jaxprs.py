@@ -15,3 +15,12 @@ def loop_primitives(jaxpr, inside=False, found=None):
                 if hasattr(sub, "eqns"):
                     loop_primitives(sub, loop, found)
     return found
+
+
+def jitted_primitives(fn, *args):
+    """Primitives at the top of the one jitted call that ``fn`` traces to (a public core function
+    is a jit entry point, so its body sits inside one ``jit`` equation)."""
+    import jax
+
+    (eqn,) = jax.make_jaxpr(fn)(*args).jaxpr.eqns
+    return {e.primitive.name for e in eqn.params["jaxpr"].jaxpr.eqns}

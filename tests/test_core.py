@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import reference as ref
+from jaxprs import jitted_primitives
 
 import jaxnb as nb
 from jaxnb.suffstats import empty_stats
@@ -397,15 +398,21 @@ def test_log_joint_shared_shift_equals_reference_and_per_set_vmap():
         np.testing.assert_allclose(vm[i], nb.log_joint(one, cj, vj), rtol=1e-12, atol=1e-10)
 
 
+def _several_blocks(rng, ns, shape):
+    """Codes (n, q) with the states ``ns`` and values ``shape`` = (..., n, r) for data of two
+    8192-row blocks and a remainder (the row block of the mixed layout)."""
+    n = shape[-2]
+    codes = np.stack([rng.integers(0, m, n) for m in ns], 1).astype(np.int32)
+    return codes, rng.normal(size=shape) * 3.0 + 1.0
+
+
 def test_log_joint_over_several_row_blocks_with_and_without_missing_values():
     """Data of several row blocks (8192 rows each here) and a remainder: complete data take the
     form without the missing-value mask, data with a NaN or an infinite value the masked form;
     both equal the float64 reference, and a missing value changes only its own row's score."""
     (ns, _, _, _, _), o1, _ = _omegas("mixed")
     n = 2 * 8192 + 5
-    rng = np.random.default_rng(7)
-    codes = np.stack([rng.integers(0, m, n) for m in ns], 1).astype(np.int32)
-    values = rng.normal(size=(n, o1.mean.shape[1])) * 3.0 + 1.0
+    codes, values = _several_blocks(np.random.default_rng(7), ns, (n, o1.mean.shape[1]))
     want = ref.log_joint(_params_dict(o1), codes, values, ns)
     got = np.asarray(nb.log_joint(o1, jnp.asarray(codes), jnp.asarray(values)))
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
@@ -423,13 +430,6 @@ def test_log_joint_over_several_row_blocks_with_and_without_missing_values():
         np.testing.assert_array_equal(changed, rows)
 
 
-def _jitted_primitives(fn, *args):
-    """Primitives at the top of the one jitted call that ``fn`` traces to (a public core
-    function is a jit entry point)."""
-    (eqn,) = jax.make_jaxpr(fn)(*args).jaxpr.eqns
-    return {e.primitive.name for e in eqn.params["jaxpr"].jaxpr.eqns}
-
-
 def test_log_joint_under_vmap_picks_one_form_for_the_whole_batch():
     """vmap over data sets (one with a missing value) and over parameter sets (one with classes
     far apart): each batch element equals the float64 reference, and the form is chosen once for
@@ -437,25 +437,23 @@ def test_log_joint_under_vmap_picks_one_form_for_the_whole_batch():
     that runs every form for every element)."""
     (ns, _, _, _, _), o1, o0 = _omegas("mixed")
     n, r = 2 * 8192 + 5, o1.mean.shape[1]
-    rng = np.random.default_rng(11)
-    codes = np.stack([rng.integers(0, m, n) for m in ns], 1).astype(np.int32)
-    values = rng.normal(size=(3, n, r)) * 3.0 + 1.0
+    codes, values = _several_blocks(np.random.default_rng(11), ns, (3, n, r))
     values[1, [5, 9000], 0] = np.nan
     one = lambda v: nb.log_joint(o1, jnp.asarray(codes), v)
     got = np.asarray(jax.jit(jax.vmap(one))(jnp.asarray(values)))
     for i in range(3):
         want = ref.log_joint(_params_dict(o1), codes, values[i], ns)
         np.testing.assert_allclose(got[i], want, rtol=1e-10, atol=1e-9)
-    assert "cond" in _jitted_primitives(jax.vmap(one), values)
+    assert "cond" in jitted_primitives(jax.vmap(one), values)
 
     far = type(o1)(o1.log_prior, o1.cpt, o1.mean.at[0].add(1e9), o1.std, o1.n_states)
     stack = jax.tree.map(lambda a, b: jnp.stack([a, b]), o1, far)
-    got = np.asarray(jax.vmap(lambda prm: nb.log_joint(prm, codes[:50], values[0, :50]))(stack))
+    batched = jax.vmap(lambda prm: nb.log_joint(prm, codes[:50], values[0, :50]))
+    got = np.asarray(batched(stack))
     for i, prm in enumerate((o1, far)):
         want = ref.log_joint(_params_dict(prm), codes[:50], values[0, :50], ns)
         np.testing.assert_allclose(got[i], want, rtol=1e-10, atol=1e-9)
-    batched = jax.vmap(lambda prm: nb.log_joint(prm, codes[:50], values[0, :50]))
-    assert "cond" in _jitted_primitives(batched, stack)
+    assert "cond" in jitted_primitives(batched, stack)
 
 
 def test_combine_without_bias_is_the_weighted_sum():

@@ -19,6 +19,20 @@ def _far_classes(n=3000, seed=1):
     return X, y
 
 
+def _far_params(mean, sigma):
+    """float32 NB parameters of one continuous predictor with class means ``mean`` (3, 1) and
+    standard deviation ``sigma`` (prior and layout from a fit on `_far_classes`)."""
+    X, y = _far_classes()
+    base = NaiveBayes().fit(X, y).params_
+    return type(base)(
+        base.log_prior,
+        base.cpt,
+        jnp.asarray(mean, jnp.float32),
+        jnp.full((3, 1), sigma, jnp.float32),
+        base.n_states,
+    )
+
+
 def test_float32_class_variances_and_predictions_with_far_apart_classes():
     X, y = _far_classes()
     with jax.enable_x64(False):
@@ -38,15 +52,7 @@ def test_float32_log_joint_centres_each_class_when_classes_are_far_apart():
         mean = np.array([[0.0], [1e4], [1e4 + 2 * sigma]])
         x = (1e4 + rng.normal(size=(2000, 1)) * sigma).astype(np.float32)
         with jax.enable_x64(False):
-            X, y = _far_classes()
-            params = NaiveBayes().fit(X, y).params_
-            params = type(params)(
-                params.log_prior,
-                params.cpt,
-                jnp.asarray(mean, jnp.float32),
-                jnp.full((3, 1), sigma, jnp.float32),
-                params.n_states,
-            )
+            params = _far_params(mean, sigma)
             lj = np.asarray(log_joint(params, jnp.zeros((2000, 0), jnp.int32), jnp.asarray(x)))
             lc = np.asarray(
                 log_contributions(params, jnp.zeros((2000, 0), jnp.int32), jnp.asarray(x))
@@ -107,15 +113,7 @@ def test_log_joint_chooses_the_gaussian_formula_once_for_all_row_blocks():
     x = (1e4 + rng.normal(size=(n, 1)) * sigma).astype(np.float32)
     E = jnp.zeros((n, 0), jnp.int32)
     with jax.enable_x64(False):
-        X, y = _far_classes()
-        base = NaiveBayes().fit(X, y).params_
-        params = type(base)(
-            base.log_prior,
-            base.cpt,
-            jnp.asarray(mean, jnp.float32),
-            jnp.full((3, 1), sigma, jnp.float32),
-            base.n_states,
-        )
+        params = _far_params(mean, sigma)
         lj = np.asarray(log_joint(params, E, jnp.asarray(x)))
         lc = np.asarray(log_contributions(params, E, jnp.asarray(x)))
         inner = loop_primitives(

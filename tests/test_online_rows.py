@@ -82,6 +82,54 @@ def test_row_path_no_learning_and_block_sizes():
     np.testing.assert_allclose(parts.predict_proba(X), whole.predict_proba(X), rtol=1e-9)
 
 
+def test_segment_sizes_cover_the_blocks_with_two_powers_of_two_at_most():
+    """Full segments of one cap (rows per segment <= `_SEGMENT_ROWS`), then the remainder padded
+    to the next power of two; never more padding than the remainder (or 8 blocks)."""
+    for chunk, cap in ((1, 32768), (64, 512), (256, 128), (5000, 8)):
+        assert online._segment_sizes(3 * cap, chunk) == [cap] * 3
+        for n in [*range(1, 300), cap - 1, cap + 1, 2 * cap + 9, 5 * cap - 3]:
+            sizes = online._segment_sizes(n, chunk)
+            rest = n % cap or cap
+            assert sizes[:-1] == [cap] * (len(sizes) - 1), (chunk, n, sizes)
+            assert sum(sizes[:-1]) + rest == n
+            last = sizes[-1]
+            assert last & (last - 1) == 0 and 8 <= last <= cap
+            assert last - rest < max(rest, 8), (chunk, n, sizes)
+    assert online._segment_sizes(0, 1) == []
+
+
+def test_a_fit_runs_one_or_two_scan_shapes_and_equals_its_pieces(monkeypatch):
+    """A fit of 600 rows scanned segments of 512, 64, 16 and 8 rows (a binary decomposition):
+    four programs to compile, 3.1 s before the first fit returned (0.9 s with one). Now one
+    padded segment; a stream longer than a segment adds full segments of one size."""
+    seen = []
+    real = online.run_stream
+
+    def spy(cfg, state, X, *args, **kw):
+        seen.append(X.shape[0])
+        return real(cfg, state, X, *args, **kw)
+
+    monkeypatch.setattr(online, "run_stream", spy)
+    X, y = _data(seed=4, n=600, p=3)
+    whole = OnlineWeightedNB(learning_rate=0.05, warmup=3).fit(X, y)
+    assert seen == [1024]
+    ok = OnlineWeightedNB(learning_rate=0.05, warmup=3).prequential_correct(X, y)
+    assert seen == [1024, 1024]
+    # the padded rows change nothing: the same model as the stream in pieces of other sizes
+    parts = OnlineWeightedNB(learning_rate=0.05, warmup=3)
+    for s in range(0, 600, 150):
+        parts.partial_fit(X[s : s + 150], y[s : s + 150], classes=[0, 1, 2])
+    assert seen[2:] == [256] * 4
+    np.testing.assert_allclose(parts.weights_, whole.weights_, rtol=1e-9)
+    np.testing.assert_allclose(parts.predict_proba(X), whole.predict_proba(X), rtol=1e-9)
+    assert 0.4 < ok.mean() < 1 and int(whole.state_.n_steps) > 500
+    seen.clear()
+    cap = online._SEGMENT_ROWS
+    Xl, yl = _data(seed=5, n=2 * cap + 5, p=2, missing=0.0)
+    OnlineNB(summary_chunk=1).fit(Xl, yl)
+    assert seen == [cap, cap, 8]
+
+
 def test_set_params_between_partial_fits_applies_or_refuses():
     # the training settings were frozen at the first call: a learning rate set to 0 kept moving
     # the weights at the old rate

@@ -754,6 +754,28 @@ def _row_block(n_blocks: int) -> int:
     return min(n_blocks & -n_blocks, _ROW_BLOCK)
 
 
+_SEGMENT_ROWS = 32768  # rows per scan segment of a fit (fewer blocks only below 8 blocks)
+
+
+def _segment_sizes(n_blocks: int, chunk: int) -> list[int]:
+    """Block counts of the scan segments that cover `n_blocks` blocks of `chunk` rows: as many
+    full segments of ``cap`` blocks as fit (``cap`` the largest power of two with
+    ``cap * chunk <= _SEGMENT_ROWS``, at least 8), then one segment for the remainder, padded up
+    to the next power of two (at least 8 blocks).
+
+    So a fit compiles at most two scan programs (one per size), whatever its length, and the
+    padding (invalid rows, which change nothing) is smaller than the remainder, or than 8 blocks
+    where the remainder is smaller still. A binary
+    decomposition of the block count (one segment per set bit) compiled up to log2(n) programs
+    in one fit: four, ~0.6 s each at XLA's lowest optimization level, for 600 rows."""
+    cap = max(8, 1 << max((_SEGMENT_ROWS // max(chunk, 1)).bit_length() - 1, 0))
+    full, rest = divmod(int(n_blocks), cap)
+    sizes = [cap] * full
+    if rest:
+        sizes.append(max(8, 1 << (rest - 1).bit_length()))
+    return sizes
+
+
 def run_stream(
     cfg: OnlineConfig, state: OnlineState, X, y, valid, *, test: bool = False, rate=None
 ):
@@ -1174,14 +1196,12 @@ class OnlineWeightedNB(_Additive, BaseNB):
         return None
 
     def _scan(self, X, y, chunk, test):
-        """Scans whole blocks in segments of power-of-two block counts (binary decomposition of
-        the number of blocks, the last padded to >= 8 blocks), so that any sequence of
-        `partial_fit` sizes compiles at most ~log2(n) scan shapes, each once."""
+        """Scans whole blocks in segments of power-of-two block counts (`_segment_sizes`): full
+        segments of the largest size, then the remainder padded with invalid rows to one more
+        power of two. A fit compiles at most two scan shapes, and any sequence of `partial_fit`
+        sizes at most ~log2(`_SEGMENT_ROWS` / 8) + 1, each once."""
         n, p = X.shape
-        nblk = -(-n // chunk)
-        sizes = [1 << k for k in range(nblk.bit_length() - 1, 2, -1) if nblk & (1 << k)]
-        if nblk & 7:
-            sizes.append(8)
+        sizes = _segment_sizes(-(-n // chunk), chunk)
         outs = []
         row = 0
         for size in sizes:

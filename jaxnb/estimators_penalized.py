@@ -509,6 +509,7 @@ def _l1nb_posteriors(omega, codes, values):
     return jax.nn.softmax(jnp.where(unseen, omega.log_prior[None, None, :], logits), axis=-1)
 
 
+@jax.jit  # one program (the eager gather compiled three small ones on a first fit)
 def _l1nb_b(omega, codes, values, y):
     P = _l1nb_posteriors(omega, codes, values)
     return P, jnp.take_along_axis(P, y[:, None, None], axis=2)[:, :, 0]

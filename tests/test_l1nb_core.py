@@ -359,6 +359,28 @@ def test_predict_scores_eq14_and_validation_select():
     np.testing.assert_allclose(wsel.criterion, sub.criterion, rtol=1e-12)
 
 
+def test_each_selection_is_one_program(compiles):
+    """`aic_select` and `validation_select` compile one program each on new shapes (the row mask,
+    argmin/argmax and gathers ran eagerly before: ten small programs, ~0.25 s of a first L1NB
+    fit), and give the selection the reference loops give."""
+    _, _, Pa, Ba, ya = _nb_data(9, 83, 6, 3, n_copies=1)
+    path = l1nb.bounded_lars_path(jnp.asarray(Ba[:61]), variant="exact")
+    Pv, yv = jnp.asarray(Pa[61:]), jnp.asarray(ya[61:], jnp.int32)
+    before = compiles.n
+    sel = l1nb.aic_select(path, jnp.asarray(Ba[:61]))
+    assert compiles.n - before == 1
+    want = _aic_loop(path, Ba[:61], "classifier")
+    assert int(sel.index) == int(np.argmin(want))
+    np.testing.assert_array_equal(sel.beta, path.beta[int(np.argmin(want))])
+    assert float(sel.s) == float(path.s[int(np.argmin(want))])
+    before = compiles.n
+    val = l1nb.validation_select(path, Pv, yv)
+    assert compiles.n - before == 1
+    acc = np.asarray(val.criterion)
+    assert int(val.index) == int(np.argmax(acc)) and np.isfinite(acc[int(val.index)])
+    np.testing.assert_array_equal(val.beta, path.beta[int(val.index)])
+
+
 def test_end_to_end_selects_informative_and_drops_redundant():
     # n = 1000, p = 100 (the paper's timing size): 4 informative predictors, 6 noisy copies of
     # predictor 0 (redundant, Section 4) and 90 irrelevant ones.

@@ -69,6 +69,7 @@ Where we differ from the paper:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Literal
 
 import equinox as eqx
@@ -529,9 +530,9 @@ def predict_classes(P: jax.Array, beta: jax.Array) -> jax.Array:
     return jnp.argmax(predict_scores(P, beta), axis=-1).astype(jnp.int32)
 
 
-def _valid_rows(path):
-    rows = path.s.shape[0]
-    return (jnp.arange(rows) <= path.n_steps) & (path.s > 0)
+def _valid_rows(s_hist, n_steps):
+    """Breakpoint rows that hold a classifier: on the path (row <= n_steps) with s > 0."""
+    return (jnp.arange(s_hist.shape[0]) <= n_steps) & (s_hist > 0)
 
 
 def _aic_core(beta_hist, s_hist, valid, B, weight, likelihood: str):
@@ -552,7 +553,13 @@ def _aic_core(beta_hist, s_hist, valid, B, weight, likelihood: str):
     return jnp.where(valid, aic, jnp.inf)
 
 
-_aic_jit = jax.jit(_aic_core, static_argnames=("likelihood",))
+@partial(jax.jit, static_argnames=("likelihood",))
+def _aic_selection(beta_hist, s_hist, n_steps, B, weight, likelihood: str):
+    """AIC at every breakpoint and its argmin (index, beta, s) in one program: the eager
+    row mask, argmin and gathers compiled one small program each on a first call."""
+    aic = _aic_core(beta_hist, s_hist, _valid_rows(s_hist, n_steps), B, weight, likelihood)
+    k = jnp.argmin(aic).astype(jnp.int32)
+    return aic, k, beta_hist[k], s_hist[k]
 
 
 def path_criteria(
@@ -590,6 +597,11 @@ def path_criteria(
     Returns:
       (max_steps + 1,) AIC values.
     """
+    return _checked_aic(path, B_or_P, y, likelihood, weight)[0]
+
+
+def _checked_aic(path, B_or_P, y, likelihood, weight):
+    """`_aic_selection` after the checks of `path_criteria`."""
     _check_path(path)
     if likelihood not in ("classifier", "gaussian"):
         raise ValueError(f"likelihood must be 'classifier' or 'gaussian'; got {likelihood=}")
@@ -599,7 +611,7 @@ def path_criteria(
     _check_weight(weight, jnp.shape(B)[0])
     if weight is not None:
         weight = jnp.asarray(weight, B.dtype)
-    return _aic_jit(path.beta, path.s, _valid_rows(path), B, weight, likelihood=likelihood)
+    return _aic_selection(path.beta, path.s, path.n_steps, B, weight, likelihood=likelihood)
 
 
 def aic_select(
@@ -613,17 +625,21 @@ def aic_select(
 
     See :func:`path_criteria` for the likelihood and degrees of freedom. Ties go to the smallest s.
     """
-    aic = path_criteria(path, B_or_P, y, likelihood=likelihood, weight=weight)
-    k = jnp.argmin(aic).astype(jnp.int32)
-    return PathSelection(index=k, beta=path.beta[k], s=path.s[k], criterion=aic)
+    aic, k, beta, s = _checked_aic(path, B_or_P, y, likelihood, weight)
+    return PathSelection(index=k, beta=beta, s=s, criterion=aic)
 
 
 @jax.jit
-def _accuracy_core(beta_hist, valid, P, y, weight):
-    scores = einsum("rij,ki->krj", P, beta_hist)  # (rows, n, c)
+def _accuracy_selection(beta_hist, s_hist, n_steps, P, y, weight):
+    """Validation accuracy at every breakpoint and its argmax (index, beta, s), one program."""
+    if weight is None:
+        weight = jnp.ones(P.shape[:1], P.dtype)
+    scores = einsum("rij,ki->krj", P, beta_hist.astype(P.dtype))  # (rows, n, c)
     correct = (jnp.argmax(scores, axis=-1) == y[None, :]).astype(P.dtype)
     acc = matmul(correct, weight) / jnp.maximum(jnp.sum(weight), jnp.finfo(P.dtype).tiny)
-    return jnp.where(valid, acc, -jnp.inf)
+    acc = jnp.where(_valid_rows(s_hist, n_steps), acc, -jnp.inf)
+    k = jnp.argmax(acc).astype(jnp.int32)
+    return acc, k, beta_hist[k], s_hist[k]
 
 
 def validation_select(
@@ -655,7 +671,8 @@ def validation_select(
     _check_labels(y_val, m, c, "y_val")
     _check_weight(weight, m)
     dtype = jnp.result_type(P_val)
-    weight = jnp.ones((m,), dtype) if weight is None else jnp.asarray(weight, dtype)
-    acc = _accuracy_core(path.beta.astype(dtype), _valid_rows(path), P_val, y_val, weight)
-    k = jnp.argmax(acc).astype(jnp.int32)
-    return PathSelection(index=k, beta=path.beta[k], s=path.s[k], criterion=acc)
+    weight = None if weight is None else jnp.asarray(weight, dtype)
+    acc, k, beta, s = _accuracy_selection(
+        path.beta, path.s, path.n_steps, P_val, jnp.asarray(y_val), weight
+    )
+    return PathSelection(index=k, beta=beta, s=s, criterion=acc)

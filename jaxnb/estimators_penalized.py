@@ -61,6 +61,7 @@ def _as_nb(log_prior, prm: gl.GroupLassoParams, n_states) -> NBParams:
     return NBParams(log_prior, prm.cpt, prm.mean, prm.std, n_states)
 
 
+@jax.jit  # one program, not four eager ones on a first fit
 def _log_prior(stats):
     cw = stats.class_weight
     return jnp.log(cw) - jnp.log(jnp.sum(cw, axis=-1, keepdims=True))

@@ -36,6 +36,14 @@ __all__ = ["StagewiseNB", "SelectiveNB"]
 _fit_mle = jax.jit(fit_mle)
 _fit_marginal = jax.jit(fit_marginal)
 _interpolate = jax.jit(interpolate)
+
+
+@jax.jit
+def _take_columns(a, idx):
+    """``a[:, idx]`` in one program (eagerly, the index compiled five small ones)."""
+    return jnp.take(a, idx, axis=1)
+
+
 _fit_mle_k = jax.jit(jax.vmap(fit_mle, in_axes=(0, None, None)))
 _fit_marginal_k = jax.jit(jax.vmap(fit_marginal, in_axes=(0, None, None)))
 
@@ -245,11 +253,13 @@ class StagewiseNB(_SearchBase):
         )
         self.path_ = path_np
         self.n_iter_ = n_iter
-        self.n_evaluations_ = int(path.n_evaluations[n_iter])
+        # indexed on the host: an eager index of a device array compiles a program per shape
+        self.n_evaluations_ = int(np.asarray(path.n_evaluations)[n_iter])
         self.stopped_early_ = bool(path.stopped_early)
         self.selected_iter_ = int(idx)
-        self._alpha_internal = path.alpha[idx]
-        self.alpha_ = np.asarray(self._alpha_internal)[order]
+        alpha = np.asarray(path.alpha)[idx]
+        self._alpha_internal = jnp.asarray(alpha)
+        self.alpha_ = alpha[order]
         self.params_ = _interpolate(self.omega1_, self.omega0_, self._alpha_internal)
         self.fit_time_ = time.perf_counter() - t0
         return self
@@ -429,7 +439,7 @@ class SelectiveNB(_SearchBase):
         order = self._user_order()
         # the search runs over the predictors in the user's column order, so tied moves go to
         # the first column (as in the paper's scan), not to the core's discrete-first order
-        L = sel.mle_contributions(omega1, cd, vl)[:, order]
+        L = _take_columns(sel.mle_contributions(omega1, cd, vl), jnp.asarray(order))
         search = dict(
             direction=self.direction, criterion=self.criterion, max_features=self.max_features
         )
@@ -481,7 +491,7 @@ class SelectiveNB(_SearchBase):
         self.n_steps_ = n_steps
         self.n_evaluations_ = int(path.total_evaluations)
         self.selected_step_ = int(idx)
-        self.support_ = np.asarray(path.mask[idx])
+        self.support_ = np.asarray(path.mask)[idx]
         self._mask_internal = jnp.asarray(self.support_[self._internal_to_user()])
         if self.validation_fraction is not None and self.refit:
             omega1 = _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)

@@ -216,16 +216,19 @@ def test_search_estimators_do_not_pad_above_the_row_cap(compiles, monkeypatch):
         ("TAN", {}, "D", 9),
         ("L1NB", {}, "C", 13),
         ("L1NB", {"selection": "validation"}, "C", 13),
+        ("StagewiseNB", {"epsilon": 0.1}, "D", 12),
+        ("SelectiveNB", {}, "D", 13),
     ],
-    ids=["TAN-discrete", "L1NB-aic", "L1NB-validation"],
+    ids=["TAN-discrete", "L1NB-aic", "L1NB-validation", "StagewiseNB", "SelectiveNB"],
 )
 def test_a_first_fit_compiles_few_programs(name, options, kind, budget, compiles):
     """Programs compiled by a first fit, counted as in a fresh process (`jax.clear_caches` first;
     programs from the persistent cache count too). Eager `jnp` steps between jitted ones compiled
     one small program each: a first TAN fit on discrete columns compiled 14 programs (7 for the
     diagonal mask of its mutual-information matrix), an L1NB fit 27-28 (the selection's row mask,
-    arg-min/max and gathers, and the gather of B); now 7 and 10-11. The budgets leave room for a
-    JAX release that compiles one or two more of its own."""
+    arg-min/max and gathers, and the gather of B), StagewiseNB 14 and SelectiveNB 18 (eager
+    indexing of the path and of the contributions' columns); now 7, 10-11, 11 and 11. The budgets
+    leave room for a JAX release that compiles one or two more of its own."""
     import jax
 
     X, y, kw = _data(kind, 3)

@@ -754,7 +754,7 @@ def _row_block(n_blocks: int) -> int:
     return min(n_blocks & -n_blocks, _ROW_BLOCK)
 
 
-_SEGMENT_ROWS = 32768  # rows per scan segment of a fit (fewer blocks only below 8 blocks)
+_SEGMENT_ROWS = 32768  # rows per full scan segment (more only where 8 blocks hold more)
 
 
 def _segment_sizes(n_blocks: int, chunk: int) -> list[int]:
@@ -765,9 +765,9 @@ def _segment_sizes(n_blocks: int, chunk: int) -> list[int]:
 
     So a fit compiles at most two scan programs (one per size), whatever its length, and the
     padding (invalid rows, which change nothing) is smaller than the remainder, or than 8 blocks
-    where the remainder is smaller still. A binary
-    decomposition of the block count (one segment per set bit) compiled up to log2(n) programs
-    in one fit: four, ~0.6 s each at XLA's lowest optimization level, for 600 rows."""
+    where the remainder is smaller still. A binary decomposition of the block count (one segment
+    per set bit) compiled up to log2(n) programs in one fit: four for 600 rows, ~0.6 s each at
+    XLA's lowest optimization level."""
     cap = max(8, 1 << max((_SEGMENT_ROWS // max(chunk, 1)).bit_length() - 1, 0))
     full, rest = divmod(int(n_blocks), cap)
     sizes = [cap] * full

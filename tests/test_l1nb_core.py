@@ -365,10 +365,10 @@ def test_each_selection_is_one_program(compiles):
     fit), and give the selection the reference loops give."""
     _, _, Pa, Ba, ya = _nb_data(9, 83, 6, 3, n_copies=1)
     path = l1nb.bounded_lars_path(jnp.asarray(Ba[:61]), variant="exact")
-    Pv, yv = jnp.asarray(Pa[61:]), jnp.asarray(ya[61:], jnp.int32)
     jax.clear_caches()  # counted as in a fresh process, whatever ran before in this one
+    B, Pv, yv = jnp.asarray(Ba[:61]), jnp.asarray(Pa[61:]), jnp.asarray(ya[61:], jnp.int32)
     before = compiles.n
-    sel = l1nb.aic_select(path, jnp.asarray(Ba[:61]))
+    sel = l1nb.aic_select(path, B)
     assert compiles.n - before == 1
     want = _aic_loop(path, Ba[:61], "classifier")
     assert int(sel.index) == int(np.argmin(want))

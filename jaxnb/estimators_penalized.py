@@ -61,6 +61,15 @@ def _as_nb(log_prior, prm: gl.GroupLassoParams, n_states) -> NBParams:
     return NBParams(log_prior, prm.cpt, prm.mean, prm.std, n_states)
 
 
+_path_score_shift = jax.jit(gl.path_score_shift)
+
+
+@jax.jit
+def _path_point(params, idx):
+    """Point ``idx`` of a path's stacked parameters, one program (not two per leaf, eagerly)."""
+    return jax.tree.map(lambda a: a[idx], params)
+
+
 @jax.jit  # one program, not four eager ones on a first fit
 def _log_prior(stats):
     cw = stats.class_weight
@@ -387,7 +396,7 @@ class GroupLassoNB(_Additive, BaseNB):
             n_steps = np.asarray(path.info.num_steps)
             lmax = float(pens[0])
         n_active = active.sum(1)
-        shift = gl.path_score_shift(problem)
+        shift = _path_score_shift(problem)
         mesh = _as_mesh(self.mesh)
         if mesh is None:
             aic, train_err = _gl_path_scores(
@@ -465,7 +474,7 @@ class GroupLassoNB(_Additive, BaseNB):
         self.penalty_ = float(pens[idx])
         self.lambda_max_ = lmax
         self.problem_ = problem
-        self.params_ = _as_nb(log_prior, jax.tree.map(lambda a: a[idx], params), self.n_states_)
+        self.params_ = _as_nb(log_prior, _path_point(params, idx), self.n_states_)
         self.support_ = active[idx][order]
         self.converged_ = bool(converged[idx])
         if not self.converged_:

@@ -43,7 +43,6 @@ from .methods import kernel as kde
 from .methods import structure as st
 from .model_selection import (
     check_cv,
-    fold_weights,
     kfold_stats,
     resolve_folds,
     validation_split,
@@ -1019,7 +1018,9 @@ class FilterWrapperNB(_FilterBase):
             n_classes=c,
             n_folds=n_folds,
         )
-        fold_w = fold_weights(folds, n_folds, w.dtype) * jnp.asarray(w)[None, :]
+        # 0/1 fold indicators times the row weights, on the host (no eager device programs)
+        fold_w = np.asarray(folds)[None, :] == np.arange(n_folds)[:, None]
+        fold_w = jnp.asarray((fold_w * np.asarray(w)[None, :]).astype(w.dtype))
         evaluate = _make_cv_evaluator(train, cd, vl, yy, fold_w, self.alpha, self.var_smoothing)
         mask, errors, _ = flt.filter_wrapper_forward(
             jnp.asarray(rank_score), evaluate, batched=True, max_features=self.max_features

@@ -16,6 +16,7 @@ r"""Model selection along a path: AIC, K-fold CV by statistics subtraction, vali
 from __future__ import annotations
 
 import numbers
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -82,8 +83,12 @@ def fold_weights(folds, n_folds: int, dtype=None):
     outside would silently belong to no fold)."""
     _check_n_folds(n_folds, minimum=1)
     _kfold_check({"folds": folds, "n_folds": n_folds})
-    dtype = dtype or float_dtype()
-    folds = jnp.asarray(folds)
+    return _fold_indicators(jnp.asarray(folds), int(n_folds), jnp.dtype(dtype or float_dtype()))
+
+
+@partial(jax.jit, static_argnames=("n_folds", "dtype"))
+def _fold_indicators(folds, n_folds: int, dtype):
+    """`fold_weights` in one program (eagerly, the comparison compiled six small ones)."""
     return (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(dtype)
 
 

@@ -218,8 +218,20 @@ def test_search_estimators_do_not_pad_above_the_row_cap(compiles, monkeypatch):
         ("L1NB", {"selection": "validation"}, "C", 13),
         ("StagewiseNB", {"epsilon": 0.1}, "D", 12),
         ("SelectiveNB", {}, "D", 13),
+        ("GroupLassoNB", {"n_penalties": 4}, "C", 14),
+        ("StagewiseNB", {"epsilon": 0.1, "selection": "cv", "n_folds": 3}, "D", 18),
+        ("FilterWrapperNB", {"filter": "cmim", "cv": 3}, "D", 19),
     ],
-    ids=["TAN-discrete", "L1NB-aic", "L1NB-validation", "StagewiseNB", "SelectiveNB"],
+    ids=[
+        "TAN-discrete",
+        "L1NB-aic",
+        "L1NB-validation",
+        "StagewiseNB",
+        "SelectiveNB",
+        "GroupLassoNB",
+        "StagewiseNB-cv",
+        "FilterWrapperNB-cv",
+    ],
 )
 def test_a_first_fit_compiles_few_programs(name, options, kind, budget, compiles):
     """Programs compiled by a first fit, counted as in a fresh process (`jax.clear_caches` first;
@@ -227,8 +239,10 @@ def test_a_first_fit_compiles_few_programs(name, options, kind, budget, compiles
     one small program each: a first TAN fit on discrete columns compiled 14 programs (7 for the
     diagonal mask of its mutual-information matrix), an L1NB fit 27-28 (the selection's row mask,
     arg-min/max and gathers, and the gather of B), StagewiseNB 14 and SelectiveNB 18 (eager
-    indexing of the path and of the contributions' columns); now 7, 10-11, 11 and 11. The budgets
-    leave room for a JAX release that compiles one or two more of its own."""
+    indexing of the path and of the contributions' columns), GroupLassoNB 18 (the path's score
+    shift and its chosen point, eagerly), and the CV searches of StagewiseNB and FilterWrapperNB
+    23 each (the folds' 0/1 indicators); now 7, 10-11, 11, 11, 12, 16 and 17. The budgets leave
+    room for a JAX release that compiles one or two more of its own."""
     import jax
 
     X, y, kw = _data(kind, 3)

@@ -9,6 +9,8 @@ batch when one element needs it, and not at all otherwise.
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 
@@ -26,3 +28,17 @@ def any_in_batch(flag):
 def _any_in_batch_vmap(axis_size, in_batched, flag):
     # the call again: under nested vmaps the result is then one flag for all their axes
     return any_in_batch(jnp.any(flag)), False
+
+
+def fast_or_fallback(use_fast, fast, fallback):
+    """``fast()`` where ``use_fast`` (a bool scalar), else ``fallback()``, as one `lax.cond`.
+
+    Under `jax.vmap` the fallback branch runs (for the whole batch) only when some element needs
+    it, and there each element still selects its own result, so a batched call equals its
+    unbatched calls bit for bit. ``fast`` should be cheap, or values already computed: the
+    fallback branch evaluates it again for the elements that keep it."""
+    return jax.lax.cond(
+        ~any_in_batch(~use_fast),
+        fast,
+        lambda: jax.tree.map(partial(jnp.where, use_fast), fast(), fallback()),
+    )

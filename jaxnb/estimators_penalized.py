@@ -176,7 +176,7 @@ def _gl_cv(
     train, _ = kfold_stats(
         codes, values, y, folds, w, n_states=n_states, n_classes=n_classes, n_folds=n_folds
     )
-    fold_w = fold_weights(folds, n_folds, values.dtype) * w[None, :]
+    fold_w = fold_weights(folds, n_folds, values.dtype, weight=w)
 
     def one_fold(stats, fw):
         problem = gl.make_group_lasso_problem(

@@ -43,6 +43,7 @@ from .methods import kernel as kde
 from .methods import structure as st
 from .model_selection import (
     check_cv,
+    fold_weights,
     kfold_stats,
     resolve_folds,
     validation_split,
@@ -143,12 +144,6 @@ class _Base(BaseNB):
         out = np.full(self.n_features_in_, -1, np.int64)
         out[block_idx] = np.where(parent >= 0, block_idx[np.maximum(parent, 0)], -1)
         return out
-
-
-@jax.jit
-def _off_diagonal(m):
-    """``m`` with its diagonal set to 0 (one program; the eager mask compiled seven)."""
-    return jnp.where(jnp.eye(m.shape[0], dtype=bool), jnp.zeros((), m.dtype), m)
 
 
 @jax.jit
@@ -254,7 +249,6 @@ class TAN(_Additive, _Base):
         if self.kind_ == "discrete":
             cd = jnp.asarray(codes)
             cmi = flt.conditional_mutual_information_pairs(cd, yy, self.n_states_, c, ww)
-            cmi = _off_diagonal(cmi)  # the diagonal holds H(X_i | C)
             parent = st.maximum_spanning_tree(cmi, root)
             self.params_ = st.fit_discrete_tan(
                 cd, yy, parent, self.n_states_, c, ww, float(self.alpha)
@@ -266,7 +260,9 @@ class TAN(_Additive, _Base):
             self.params_ = st.fit_gaussian_tan(
                 vl, yy, parent, c, ww, _var_floor(values, w, self.var_smoothing)
             )
-        cmi_np = np.asarray(cmi)
+        # the tree ignores the diagonal; the discrete one holds H(X_i | C), not an edge weight
+        cmi_np = np.array(cmi)
+        np.fill_diagonal(cmi_np, 0.0)
         self.cmi_ = np.empty_like(cmi_np)
         self.cmi_[np.ix_(block_idx, block_idx)] = cmi_np
         self.tree_ = self._tree_to_user(parent, block_idx)
@@ -1018,9 +1014,7 @@ class FilterWrapperNB(_FilterBase):
             n_classes=c,
             n_folds=n_folds,
         )
-        # 0/1 fold indicators times the row weights, on the host (no eager device programs)
-        fold_w = np.asarray(folds)[None, :] == np.arange(n_folds)[:, None]
-        fold_w = jnp.asarray((fold_w * np.asarray(w)[None, :]).astype(w.dtype))
+        fold_w = fold_weights(folds, n_folds, w.dtype, weight=w)
         evaluate = _make_cv_evaluator(train, cd, vl, yy, fold_w, self.alpha, self.var_smoothing)
         mask, errors, _ = flt.filter_wrapper_forward(
             jnp.asarray(rank_score), evaluate, batched=True, max_features=self.max_features

@@ -76,20 +76,27 @@ def _check_aic_inputs(log_post, y, weight):
     check_scored_rows("log_post", log_post, y, weight, "N = sum of the weights divides the AIC")
 
 
-def fold_weights(folds, n_folds: int, dtype=None):
-    """(K, n) 0/1 indicators of the rows of each fold from an (n,) fold assignment.
+def fold_weights(folds, n_folds: int, dtype=None, weight=None):
+    """(K, n) 0/1 indicators of the rows of each fold from an (n,) fold assignment, times the
+    rows' ``weight`` (n,) when given (each fold's validation weights).
 
     ``n_folds``: a positive int; concrete ``folds`` must be int indices in [0, n_folds) (a row
     outside would silently belong to no fold)."""
     _check_n_folds(n_folds, minimum=1)
     _kfold_check({"folds": folds, "n_folds": n_folds})
-    return _fold_indicators(jnp.asarray(folds), int(n_folds), jnp.dtype(dtype or float_dtype()))
+    folds = jnp.asarray(folds)
+    if weight is not None and jnp.shape(weight) != folds.shape:
+        raise ValueError(
+            f"weight must have the shape of folds {folds.shape}; got {jnp.shape(weight)}"
+        )
+    return _fold_indicators(folds, weight, int(n_folds), jnp.dtype(dtype or float_dtype()))
 
 
 @partial(jax.jit, static_argnames=("n_folds", "dtype"))
-def _fold_indicators(folds, n_folds: int, dtype):
+def _fold_indicators(folds, weight, n_folds: int, dtype):
     """`fold_weights` in one program (eagerly, the comparison compiled six small ones)."""
-    return (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(dtype)
+    out = (folds[None, :] == jnp.arange(n_folds)[:, None]).astype(dtype)
+    return out if weight is None else out * weight.astype(dtype)[None, :]
 
 
 def _check_n_folds(n_folds, minimum):

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._batch import any_in_batch
+from ._batch import any_in_batch, fast_or_fallback
 from ._checks import concrete
 from ._dtypes import float_dtype
 from ._matmul import einsum, matmul
@@ -285,13 +285,11 @@ def accumulate(
         s0 = jnp.broadcast_to(Yw.sum(0)[:, None], s1.shape)
 
         ok = jnp.isfinite(s1).all() & jnp.isfinite(s2).all()
-
-        def redo():  # under vmap, for the whole batch; each element keeps its own pass's sums
-            none = codes[:, :0]
-            masked = _blocked_sums(none, values, Yw, (), shift, block_size)[1:]
-            return tuple(jnp.where(ok, a, b) for a, b in zip((s0, s1, s2), masked, strict=True))
-
-        s0, s1, s2 = lax.cond(~any_in_batch(~ok), lambda: (s0, s1, s2), redo)
+        s0, s1, s2 = fast_or_fallback(
+            ok,
+            lambda: (s0, s1, s2),
+            lambda: _blocked_sums(codes[:, :0], values, Yw, (), shift, block_size)[1:],
+        )
     stats = stats_from_sums(Yw.sum(0), counts, s0, s1, s2, shift, n_states)
     if not values.shape[1]:
         return stats

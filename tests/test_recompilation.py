@@ -241,7 +241,7 @@ def test_a_first_fit_compiles_few_programs(name, options, kind, budget, compiles
     arg-min/max and gathers, and the gather of B), StagewiseNB 14 and SelectiveNB 18 (eager
     indexing of the path and of the contributions' columns), GroupLassoNB 18 (the path's score
     shift and its chosen point, eagerly), and the CV searches of StagewiseNB and FilterWrapperNB
-    23 each (the folds' 0/1 indicators); now 7, 10-11, 11, 11, 12, 16 and 17. The budgets leave
+    23 each (the folds' 0/1 indicators); now 6, 10-11, 11, 11, 12, 16 and 17. The budgets leave
     room for a JAX release that compiles one or two more of its own."""
     import jax
 

@@ -88,7 +88,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._batch import any_in_batch
+from .._batch import fast_or_fallback
 from .._checks import check_array_range, check_labels, concrete, jit_entry
 from .._matmul import einsum
 from ..likelihood import _check_rows
@@ -404,12 +404,7 @@ def selective_path(
         # residue (under vmap the recomputation runs only when some element removes, and an
         # element that adds keeps its running sum)
         new_mask = mask.at[j].set(~mask[j])
-        add = sign[j] > 0
-        new_S = lax.cond(
-            ~any_in_batch(~add),
-            lambda: S + Lt[:, j],
-            lambda: jnp.where(add, S + Lt[:, j], scores_of(new_mask)),
-        )
+        new_S = fast_or_fallback(sign[j] > 0, lambda: S + Lt[:, j], lambda: scores_of(new_mask))
         # its criterion as recorded: C[j] up to rounding (two classes score candidates by their
         # margins, the path by the sums, and a near-tie row can fall either way in float32), so
         # the move is accepted on this value, the one the path records and the next step beats

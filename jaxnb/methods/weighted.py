@@ -47,7 +47,7 @@ import numpy as np
 import optax
 from jax import lax
 
-from .._batch import any_in_batch
+from .._batch import fast_or_fallback
 from .._checks import check_array_range, check_scored_rows, concrete, jit_entry
 from .._dtypes import float_dtype
 from .._matmul import einsum
@@ -645,11 +645,7 @@ def _newton_loop(fun, L, y, weight, l2, S, init, tol, max_steps):
         z_new = jnp.where(armijo, z + s * d, jnp.where(polish, z + d, z))
         # under vmap, evaluated for the whole batch only when some element needs it (each
         # element keeps its own full-step values where it took the full step)
-        f_new, g_new = lax.cond(
-            ~any_in_batch(~full),
-            lambda: (f_full, g_full),
-            lambda: jax.tree.map(partial(jnp.where, full), (f_full, g_full), vg(z_new)),
-        )
+        f_new, g_new = fast_or_fallback(full, lambda: (f_full, g_full), lambda: vg(z_new))
         tiny_decrease = newton & (-0.5 * slope <= rounding)
         return (
             k + 1,

@@ -95,6 +95,20 @@ def test_stratified_folds_and_validation_split():
         ms.stratified_folds(y, 1)
 
 
+def test_fold_weights_times_the_row_weights():
+    """``weight=`` gives each fold's validation weights (the indicators times the rows' weights)
+    in the requested dtype; a weight of another shape is refused."""
+    folds = np.array([0, 1, 0, 1, 2])
+    w = np.array([0.5, 2.0, 0.0, 1.0, 3.0])
+    got = ms.fold_weights(folds, 3, np.float32, weight=w)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(
+        np.asarray(got), [[0.5, 0, 0, 0, 0], [0, 2.0, 0, 1.0, 0], [0, 0, 0, 0, 3.0]]
+    )
+    with pytest.raises(ValueError, match=r"weight must have the shape of folds \(5,\)"):
+        ms.fold_weights(folds, 3, weight=w[:4])
+
+
 def test_fold_weights_and_kfold_stats_check_the_number_of_folds():
     """n_folds = 0 gave an empty (0, n) indicator (every row in no fold); a fold index >= n_folds
     silently dropped its rows."""

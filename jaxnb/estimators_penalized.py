@@ -28,7 +28,14 @@ from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._matmul import einsum
-from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _as_mesh, _weighted_contrib
+from .estimators import (
+    _PAD_MAX_ROWS,
+    BaseNB,
+    _Additive,
+    _as_mesh,
+    _on_device,
+    _weighted_contrib,
+)
 from .methods import group_lasso as gl
 from .methods import l1nb
 from .methods import weighted as wt
@@ -351,7 +358,7 @@ class GroupLassoNB(_Additive, BaseNB):
         codes, values, y_enc, w, *folds = self._pad_training(
             codes, values, y_enc, w, *folds, max_rows=_PAD_MAX_ROWS
         )
-        cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
+        cd, vl, yy, ww = _on_device(codes, values, y_enc, w)
         stats = self._stats(codes, values, y_enc, w)
         dtype = vl.dtype
         min_std = None if self.min_std is None else jnp.asarray(self.min_std, dtype)
@@ -402,7 +409,7 @@ class GroupLassoNB(_Additive, BaseNB):
             aic, train_err = _gl_path_scores(
                 log_prior,
                 params,
-                jnp.asarray(n_active),
+                *_on_device(n_active),
                 cd,
                 vl,
                 yy,
@@ -416,7 +423,7 @@ class GroupLassoNB(_Additive, BaseNB):
             aic, train_err = _gl_path_scores_sharded(
                 log_prior,
                 params,
-                jnp.asarray(n_active),
+                *_on_device(n_active),
                 *_row_sharded(mesh, cd, vl, yy, ww),
                 shift,
                 n_states=self.n_states_,
@@ -445,8 +452,7 @@ class GroupLassoNB(_Additive, BaseNB):
                 vl,
                 yy,
                 ww,
-                jnp.asarray(folds),
-                jnp.asarray(pens),
+                *_on_device(folds, pens),
                 *args,
                 cs,
                 tol,
@@ -608,8 +614,9 @@ class L1NB(BaseNB):
     def _path(self, codes, values, y_enc, w):
         stats = self._stats(codes, values, y_enc, w)
         omega = _fit_mle(stats, self.alpha, self.var_smoothing)
-        P, B = _l1nb_b(omega, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc))
-        path = l1nb.bounded_lars_path(B, self.max_steps, self.variant, weight=jnp.asarray(w))
+        cd, vl, yy, ww = _on_device(codes, values, y_enc, w)
+        P, B = _l1nb_b(omega, cd, vl, yy)
+        path = l1nb.bounded_lars_path(B, self.max_steps, self.variant, weight=ww)
         return omega, P, B, path
 
     def fit(self, X, y, sample_weight=None):
@@ -634,16 +641,16 @@ class L1NB(BaseNB):
         )
         omega, P, B, path = self._path(codes, values, y_enc, w)
         if self.selection == "aic":
-            sel = l1nb.aic_select(path, B, likelihood=self.aic_likelihood, weight=jnp.asarray(w))
+            (ww,) = _on_device(w)
+            sel = l1nb.aic_select(path, B, likelihood=self.aic_likelihood, weight=ww)
             beta, crit = np.asarray(sel.beta), np.asarray(sel.criterion)
             idx = int(sel.index)
         else:
             (val,) = val
             o_tr, _, _, p_tr = self._path(codes, values, y_enc, w * ~val)
-            P_val, _ = _l1nb_b(o_tr, jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc))
-            sel = l1nb.validation_select(
-                p_tr, P_val, jnp.asarray(y_enc), weight=jnp.asarray(w * val)
-            )
+            cd, vl, yy, w_val = _on_device(codes, values, y_enc, w * val)
+            P_val, _ = _l1nb_b(o_tr, cd, vl, yy)
+            sel = l1nb.validation_select(p_tr, P_val, yy, weight=w_val)
             beta = np.asarray(l1nb.coef_at(path, sel.s))
             crit = np.asarray(sel.criterion)
             # index of the full-data breakpoint at or below the chosen budget
@@ -675,7 +682,7 @@ class L1NB(BaseNB):
                 "path_converged_ and s_path_ hold the path"
             )
         self.selected_index_ = max(idx, 0)
-        self._beta = jnp.asarray(beta)
+        (self._beta,) = _on_device(beta)
         self.coef_ = beta[order]
         self.support_ = self.coef_ > 0
         self.params_ = omega
@@ -808,7 +815,7 @@ class WeightedNB(_Additive, BaseNB):
         codes, values, y_enc, w = self._pad_training(
             codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
         )
-        cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
+        cd, vl, yy, ww = _on_device(codes, values, y_enc, w)
         stats = self._stats(codes, values, y_enc, w)
         self.params_ = _fit_mle(stats, self.alpha, self.var_smoothing)
         order = self._user_order()
@@ -915,7 +922,7 @@ class WeightedNB(_Additive, BaseNB):
         off = getattr(self, "_off", None)
         if off is not None and getattr(self, "_floored", False):
             return _floored_terms_jit(self.params_, codes, values, W, off, self._keep)
-        E = _weighted_contrib(self.params_, codes, values, jnp.asarray(W))
+        E = _weighted_contrib(self.params_, codes, values, *_on_device(W))
         return E if off is None else _standardized_terms(E, values, off, W)
 
     def _score_bias(self):

@@ -18,7 +18,7 @@ import numpy as np
 from ._checks import check_choice as _check_choice
 from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
-from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive
+from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _on_device
 from .methods import selective as sel
 from .methods import stagewise as sw
 from .model_selection import (
@@ -191,7 +191,7 @@ class StagewiseNB(_SearchBase):
             k_max=sw.n_units(self.epsilon),
             # ties go to the first predictor in the user's column order (the paper's scan), not
             # in the core's order (discrete columns first)
-            tie_order=jnp.asarray(self._internal_to_user(), jnp.int32),
+            tie_order=_on_device(self._internal_to_user().astype(np.int32))[0],
         )
         folds = ()
         if self.selection == "cv":  # folds of the real rows, before padding
@@ -202,7 +202,7 @@ class StagewiseNB(_SearchBase):
         codes, values, y_enc, w, *folds = self._pad_training(
             codes, values, y_enc, w, *folds, max_rows=_PAD_MAX_ROWS
         )
-        cd, vl, yy, ww = (jnp.asarray(a) for a in (codes, values, y_enc, w))
+        cd, vl, yy, ww = _on_device(codes, values, y_enc, w)
         stats = self._stats(codes, values, y_enc, w)
         self.omega1_, self.omega0_ = self._omegas(stats)
         path = sw.fsnb_path(
@@ -219,7 +219,7 @@ class StagewiseNB(_SearchBase):
                 cd,
                 vl,
                 yy,
-                jnp.asarray(folds),
+                *_on_device(folds),
                 ww,
                 n_states=self.n_states_,
                 n_classes=len(self.classes_),
@@ -258,7 +258,7 @@ class StagewiseNB(_SearchBase):
         self.stopped_early_ = bool(path.stopped_early)
         self.selected_iter_ = int(idx)
         alpha = np.asarray(path.alpha)[idx]
-        self._alpha_internal = jnp.asarray(alpha)
+        (self._alpha_internal,) = _on_device(alpha)
         self.alpha_ = alpha[order]
         self.params_ = _interpolate(self.omega1_, self.omega0_, self._alpha_internal)
         self.fit_time_ = time.perf_counter() - t0
@@ -433,13 +433,13 @@ class SelectiveNB(_SearchBase):
         codes, values, y_enc, w, fit_w, score_w = self._pad_training(
             codes, values, y_enc, w, fit_w, score_w, max_rows=_PAD_MAX_ROWS
         )
-        cd, vl, yy = (jnp.asarray(a) for a in (codes, values, y_enc))
+        cd, vl, yy = _on_device(codes, values, y_enc)
         stats = self._stats(codes, values, y_enc, fit_w)
         omega1 = _fit_mle(stats, self.alpha, self.var_smoothing)
         order = self._user_order()
         # the search runs over the predictors in the user's column order, so tied moves go to
         # the first column (as in the paper's scan), not to the core's discrete-first order
-        L = _take_columns(sel.mle_contributions(omega1, cd, vl), jnp.asarray(order))
+        L = _take_columns(sel.mle_contributions(omega1, cd, vl), *_on_device(order))
         search = dict(
             direction=self.direction, criterion=self.criterion, max_features=self.max_features
         )
@@ -451,7 +451,7 @@ class SelectiveNB(_SearchBase):
             search_fn = partial(
                 sel.selective_path, stopping=self.stopping, max_steps=self.max_steps
             )
-        path = search_fn(L, omega1.log_prior, yy, jnp.asarray(score_w), **search)
+        path = search_fn(L, omega1.log_prior, yy, *_on_device(score_w), **search)
         n_steps = int(path.n_steps)
         self.converged_ = bool(path.converged)
         if not self.converged_ and not budget_set:
@@ -492,7 +492,7 @@ class SelectiveNB(_SearchBase):
         self.n_evaluations_ = int(path.total_evaluations)
         self.selected_step_ = int(idx)
         self.support_ = np.asarray(path.mask)[idx]
-        self._mask_internal = jnp.asarray(self.support_[self._internal_to_user()])
+        (self._mask_internal,) = _on_device(self.support_[self._internal_to_user()])
         if self.validation_fraction is not None and self.refit:
             omega1 = _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)
         self.params_ = omega1

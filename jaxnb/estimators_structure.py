@@ -37,7 +37,14 @@ from ._checks import check_int as _check_int
 from ._checks import check_real as _check_real
 from ._dtypes import float_dtype
 from ._matmul import einsum, matmul
-from .estimators import _PAD_MAX_ROWS, BaseNB, _Additive, _pad_rows, _weighted_contrib
+from .estimators import (
+    _PAD_MAX_ROWS,
+    BaseNB,
+    _Additive,
+    _on_device,
+    _pad_rows,
+    _weighted_contrib,
+)
 from .methods import filters as flt
 from .methods import kernel as kde
 from .methods import structure as st
@@ -136,7 +143,7 @@ class _Base(BaseNB):
     def _log_prior(self, y_enc, w):
         nc = np.bincount(y_enc, weights=w, minlength=len(self.classes_))
         with np.errstate(divide="ignore"):
-            return jnp.asarray(np.log(nc) - np.log(nc.sum()), float_dtype())
+            return (np.log(nc) - np.log(nc.sum())).astype(float_dtype())
 
     def _tree_to_user(self, parent, block_idx):
         """Parent array of a block (internal indices) -> (p,) user-order parents, -1 elsewhere."""
@@ -150,6 +157,19 @@ class _Base(BaseNB):
 def _discrete_part(params, codes):
     empty = jnp.zeros((codes.shape[0], 0), params.mean.dtype)
     return jnp.sum(lk.log_contributions(params, codes, empty), axis=1)
+
+
+@jax.jit
+def _kernel_scores(log_prior, terms, discrete_params, codes):
+    """Class scores (n, c) of a kernel classifier in one program: log P(c) plus ``terms``, summed
+    over the predictors when they are per-predictor (n, r, c) or taken as they are when they are
+    a joint log density (n, c), plus the discrete fallback's NB terms (``discrete_params`` None:
+    no discrete columns). Eagerly, the prior's broadcast, the sum and the additions compiled a
+    small program each on a first prediction (and dispatched one each on every call)."""
+    scores = log_prior[None, :] + (terms if terms.ndim == 2 else jnp.sum(terms, axis=1))
+    if discrete_params is not None:
+        scores = scores + _discrete_part(discrete_params, codes)
+    return scores
 
 
 @jax.jit
@@ -243,18 +263,18 @@ class TAN(_Additive, _Base):
         codes, values, y_enc, w = self._pad_training(
             codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
         )
-        yy, ww = jnp.asarray(y_enc), jnp.asarray(w)
+        yy, ww = _on_device(y_enc, w)
         block_idx = self._internal_to_user()  # one kind: the block is every column
         root = int(np.flatnonzero(block_idx == self.root)[0])
         if self.kind_ == "discrete":
-            cd = jnp.asarray(codes)
+            (cd,) = _on_device(codes)
             cmi = flt.conditional_mutual_information_pairs(cd, yy, self.n_states_, c, ww)
             parent = st.maximum_spanning_tree(cmi, root)
             self.params_ = st.fit_discrete_tan(
                 cd, yy, parent, self.n_states_, c, ww, float(self.alpha)
             )
         else:
-            vl = jnp.asarray(values)
+            (vl,) = _on_device(values)
             cmi = st.conditional_mutual_information_gaussian(vl, yy, c, ww)
             parent = st.maximum_spanning_tree(cmi, root)
             self.params_ = st.fit_gaussian_tan(
@@ -375,7 +395,7 @@ class GaussianSemiNaiveNB(_Base):
             res = st.forward_sequential_selection_joining(*args, max_steps=self.max_steps)
         else:
             res = st.backward_condensed_search(*args)
-        self._groups = jnp.asarray(res.groups, jnp.int32)
+        self._groups = np.asarray(res.groups, np.int32)
         self.params_ = st.fit_gaussian_joint(
             values, y_enc, c, w if self.refit else fit_w, float(self.ridge)
         )
@@ -426,9 +446,9 @@ class _KernelBase(_Base):
         codes, values, y_enc, w = self._pad_training(
             codes, values, y_enc, w, max_rows=_PAD_MAX_ROWS
         )
-        self._train = (jnp.asarray(values), jnp.asarray(y_enc), jnp.asarray(w))
+        self._train = _on_device(values, y_enc, w)
         self.discrete_params_ = self._discrete_nb(codes, y_enc, w)
-        self.class_log_prior_ = np.asarray(self._log_prior(y_enc, w))
+        self.class_log_prior_ = self._log_prior(y_enc, w)
         n_dims = self._n_dims(values.shape[1])
         bw, _ = kde.kde_bandwidths(values, y_enc, c, n_dims, w, self._h(), skip_constant=n_dims > 1)
         self.bandwidth_ = np.asarray(bw)  # (c, r) kernel std devs of the continuous block
@@ -437,10 +457,9 @@ class _KernelBase(_Base):
     def _h(self):
         return None if self.h is None else float(self.h)
 
-    def _with_discrete(self, scores, codes):
-        if self.discrete_params_ is None:
-            return scores
-        return scores + _discrete_part(self.discrete_params_, codes)
+    def _scores(self, terms, codes):
+        """`_kernel_scores` with this model's prior and discrete fallback."""
+        return _kernel_scores(self.class_log_prior_, terms, self.discrete_params_, codes)
 
     def _with_discrete_terms(self, contrib, codes):
         """`explain`'s terms: the discrete columns' NB terms (the fallback), then ``contrib``."""
@@ -504,8 +523,7 @@ class FlexibleNB(_Additive, _KernelBase):
         contrib = kde.flexible_nb_log_contributions(
             values, x, yy, len(self.classes_), w, self._h(), self.chunk_size
         )
-        scores = jnp.asarray(self.class_log_prior_)[None, :] + jnp.sum(contrib, axis=1)
-        return self._with_discrete(scores, codes)
+        return self._scores(contrib, codes)
 
     def _contributions(self, codes, values):
         x, yy, w = self._train
@@ -556,7 +574,7 @@ class ParzenNB(_KernelBase):
         dens = kde.parzen_log_density(
             values, x, yy, len(self.classes_), w, self._h(), self.chunk_size
         )
-        return self._with_discrete(jnp.asarray(self.class_log_prior_)[None, :] + dens, codes)
+        return self._scores(dens, codes)
 
 
 class FlexibleTAN(_Additive, _KernelBase):
@@ -643,8 +661,7 @@ class FlexibleTAN(_Additive, _KernelBase):
         contrib = kde.flexible_tan_log_contributions(
             values, x, yy, self._parent, len(self.classes_), w, self._h(), self.chunk_size
         )
-        scores = jnp.asarray(self.class_log_prior_)[None, :] + jnp.sum(contrib, axis=1)
-        return self._with_discrete(scores, codes)
+        return self._scores(contrib, codes)
 
     def _contributions(self, codes, values):
         # the term of a continuous predictor is its child density given its parent's value
@@ -686,8 +703,7 @@ class _FilterCore:
     ):
         # n_rows: the real rows (the first n_rows; the rest are zero-weight padding)
         self.n_rows = codes.shape[0] if n_rows is None else int(n_rows)
-        self.codes, self.values = jnp.asarray(codes), jnp.asarray(values)
-        self.y, self.w = jnp.asarray(y), jnp.asarray(w)
+        self.codes, self.values, self.y, self.w = _on_device(codes, values, y, w)
         self.q, self.r = codes.shape[1], values.shape[1]
         self.n_states, self.c, self.n_bins = tuple(n_states), n_classes, n_bins
         self.var_smoothing = var_smoothing
@@ -750,8 +766,9 @@ class _FilterCore:
         pv = rng.standard_normal((n, n_probes if self.r else 0)).astype(self.values.dtype)
         # padding rows (zero weight) repeat the first probe row, as they repeat the first data row
         pc, pv = (_pad_rows(a, m, repeat_first=True) for a in (pc, pv))
-        codes = jnp.concatenate([self.codes.astype(jnp.int32), jnp.asarray(pc)], axis=1)
-        values = jnp.concatenate([self.values, jnp.asarray(pv)], axis=1)
+        pc_dev, pv_dev = _on_device(pc, pv)
+        codes = jnp.concatenate([self.codes.astype(jnp.int32), pc_dev], axis=1)
+        values = jnp.concatenate([self.values, pv_dev], axis=1)
         states = self.n_states + (probe_states,) * pc.shape[1]
         return np.asarray(self.relevance(codes, values, states)), pc.shape[1]
 
@@ -773,7 +790,7 @@ class _FilterBase(_Additive, _Base):
         return _fit_mle(self._stats(codes, values, y_enc, w), self.alpha, self.var_smoothing)
 
     def _set_support(self, mask_internal):
-        self._mask = jnp.asarray(mask_internal)
+        (self._mask,) = _on_device(mask_internal)
         support = np.zeros(self.n_features_in_, bool)
         support[self._internal_to_user()] = mask_internal
         self.support_ = support
@@ -1003,13 +1020,13 @@ class FilterWrapperNB(_FilterBase):
         # nested-subset scores for filter_wrapper_forward: rank position of each predictor
         rank_score = np.empty(p)
         rank_score[order] = -np.arange(p, dtype=np.float64)
-        cd, vl, yy = jnp.asarray(codes), jnp.asarray(values), jnp.asarray(y_enc)
+        cd, vl, yy, fd, ww = _on_device(codes, values, y_enc, folds, w)
         train, _ = kfold_stats(
             cd,
             vl,
             yy,
-            jnp.asarray(folds),
-            jnp.asarray(w),
+            fd,
+            ww,
             n_states=self.n_states_,
             n_classes=c,
             n_folds=n_folds,
@@ -1017,7 +1034,7 @@ class FilterWrapperNB(_FilterBase):
         fold_w = fold_weights(folds, n_folds, w.dtype, weight=w)
         evaluate = _make_cv_evaluator(train, cd, vl, yy, fold_w, self.alpha, self.var_smoothing)
         mask, errors, _ = flt.filter_wrapper_forward(
-            jnp.asarray(rank_score), evaluate, batched=True, max_features=self.max_features
+            *_on_device(rank_score), evaluate, batched=True, max_features=self.max_features
         )
         to_user = self._internal_to_user()
         self.scores_ = np.empty(p)

@@ -84,7 +84,9 @@ def fold_weights(folds, n_folds: int, dtype=None, weight=None):
     outside would silently belong to no fold)."""
     _check_n_folds(n_folds, minimum=1)
     _kfold_check({"folds": folds, "n_folds": n_folds})
-    folds = jnp.asarray(folds)
+    # device and traced arrays as they are; host ones go in as NumPy (jnp.asarray would compile
+    # a staging program per shape)
+    folds = folds if isinstance(folds, jax.Array) else np.asarray(folds)
     if weight is not None and jnp.shape(weight) != folds.shape:
         raise ValueError(
             f"weight must have the shape of folds {folds.shape}; got {jnp.shape(weight)}"

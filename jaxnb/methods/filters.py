@@ -1227,4 +1227,5 @@ def filter_wrapper_forward(
     if errors.shape != (h + 1,):
         raise ValueError(f"evaluate_fn must return one error per mask; got shape {errors.shape}")
     best = int(np.argmin(errors))  # first minimum = smallest subset
-    return np.asarray(masks[best]), errors, np.asarray(order)
+    # indexed on the host: an eager index of a device array compiles two small programs
+    return np.asarray(masks)[best], errors, np.asarray(order)

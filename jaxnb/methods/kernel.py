@@ -200,11 +200,13 @@ def _normal_rule(m, n):
     return (4.0 / ((m + 2) * n)) ** (1.0 / (m + 4))
 
 
+@jit_entry()
 def constant_columns(values, weight=None):
     """(r,) bool: the columns of ``values`` (n, r) constant over the rows of positive weight (an
     exact test; rounding in a scale would not be). Such a column gets bandwidth 1 in
     `kde_bandwidths`, is not counted by the Parzen normal rule, and is not the default root of
-    `FlexibleTAN`."""
+    `FlexibleTAN`. One compiled program (called eagerly, its six operations compiled one small
+    program each)."""
     x = jnp.asarray(values)
     used = jnp.ones(x.shape[:1], bool) if weight is None else jnp.asarray(weight) > 0
     hi = jnp.max(jnp.where(used[:, None], x, -jnp.inf), axis=0)

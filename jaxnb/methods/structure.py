@@ -927,17 +927,24 @@ def _removal_scores(params, groups, x, y, w, onehot):
     return _move_scores(jax.nn.log_softmax(joint, axis=1), y, w, onehot)
 
 
+@partial(jax.jit, static_argnames=("n_classes", "dtype"))
+def _scorer_data(val_values, val_y, val_weight, n_classes: int, dtype):
+    """The validation split as the scorers read it, in one program: values in ``dtype``, labels,
+    weights normalized to sum 1, one-hot labels."""
+    x = jnp.asarray(val_values, dtype)
+    y = jnp.asarray(val_y)
+    w = jnp.ones((x.shape[0],), dtype) if val_weight is None else jnp.asarray(val_weight, dtype)
+    w = w / jnp.sum(w)
+    return x, y, w, jax.nn.one_hot(y, n_classes, dtype=dtype)
+
+
 def _make_scorer(params, val_values, val_y, n_classes, val_weight):
     """Validation scorers of one search: ``score(groups (s, p))`` from scratch, and the
     incremental ``score.joins(groups, targets)`` -> (t, p) and ``score.removals(groups)`` -> (p,);
     ``score.tie`` is the error difference below which two errors are equal."""
     dtype = params.mean.dtype
-    x = jnp.asarray(val_values, dtype)
-    y = jnp.asarray(val_y)
-    w = jnp.ones((x.shape[0],), dtype) if val_weight is None else jnp.asarray(val_weight, dtype)
-    w = w / jnp.sum(w)
-    onehot = jax.nn.one_hot(y, n_classes, dtype=dtype)
-    data = (x, y, w, onehot)
+    data = _scorer_data(val_values, val_y, val_weight, n_classes, dtype)
+    x, _, w, _ = data
     # targets per vmapped batch of a join step: each holds ~6 (n, c, p) arrays and c (p, p + n)
     # solves in flight; batches up to _SCORE_BYTES (small problems: the whole step in one vmap,
     # 3x faster than one target at a time at 300 rows x 10 predictors)
@@ -946,7 +953,7 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
     cap = 1 << max(0, (max(1, _SCORE_BYTES // max(per_target, 1))).bit_length() - 1)
 
     def score_many(cands: np.ndarray):
-        err, loss = _score_structures(params, jnp.asarray(cands, jnp.int32), *data)
+        err, loss = _score_structures(params, np.asarray(cands, np.int32), *data)
         return np.asarray(err), np.asarray(loss)
 
     def joins(groups: np.ndarray, targets: np.ndarray):
@@ -964,12 +971,12 @@ def _make_scorer(params, val_values, val_y, n_classes, val_weight):
         for k, row in enumerate(rows):
             members[k, : row.size] = row
         # the structure's own scores first, in their own program (see _join_scores)
-        base = seminaive_log_joint(params, jnp.asarray(groups, jnp.int32), x)
-        err, loss = _join_scores(params, base, jnp.asarray(members), *data, min(cap, bucket))
+        base = seminaive_log_joint(params, np.asarray(groups, np.int32), x)
+        err, loss = _join_scores(params, base, members, *data, min(cap, bucket))
         return np.asarray(err)[:t], np.asarray(loss)[:t]
 
     def removals(groups: np.ndarray):
-        err, loss = _removal_scores(params, jnp.asarray(groups, jnp.int32), *data)
+        err, loss = _removal_scores(params, np.asarray(groups, np.int32), *data)
         return np.asarray(err), np.asarray(loss)
 
     score_many.joins, score_many.removals = joins, removals

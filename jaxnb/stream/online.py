@@ -1208,17 +1208,16 @@ class OnlineWeightedNB(_Additive, BaseNB):
             rows = size * chunk
             Xs, ys = X[row : row + rows], y[row : row + rows]
             m = Xs.shape[0]
-            valid = np.zeros(rows, bool)
-            valid[:m] = True
+            valid = np.zeros((size, chunk), bool)
+            valid.reshape(-1)[:m] = True
             if m < rows:
                 Xs = np.concatenate([Xs, np.full((rows - m, p), np.nan, X.dtype)])
                 ys = np.concatenate([ys, np.zeros(rows - m, y.dtype)])
             self.state_, out = run_stream(
                 self._cfg,
                 self.state_,
-                jnp.asarray(Xs.reshape(size, chunk, p)),
-                jnp.asarray(ys.reshape(size, chunk)),
-                jnp.asarray(valid.reshape(size, chunk)),
+                # device_put: no staging program per segment shape, as jnp.asarray compiles
+                *jax.device_put((Xs.reshape(size, chunk, p), ys.reshape(size, chunk), valid)),
                 test=test,
                 rate=self.learning_rate if self._cfg.plain_sgd and self._cfg.learn else None,
             )

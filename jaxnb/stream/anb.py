@@ -699,14 +699,13 @@ class AveragedNB(_Additive, BaseNB):
         return self._codes(X), np.zeros((X.shape[0], 0))
 
     def _log_joint_scores(self, codes, values):
-        return _log_joint(
-            self._table, self._log_prior, jnp.asarray(self.weights_, self._table.dtype), codes
-        )
+        # host arrays straight into the jitted scorers (jnp.asarray would stage them eagerly)
+        weights = np.asarray(self.weights_, self._table.dtype)
+        return _log_joint(self._table, self._log_prior, weights, codes)
 
     def _contributions(self, codes, values):
-        return _weighted_terms(
-            self._table, jnp.asarray(self.weights_, self._table.dtype), jnp.asarray(codes)
-        )
+        weights = np.asarray(self.weights_, self._table.dtype)
+        return _weighted_terms(self._table, weights, codes)
 
     def _score_bias(self):
         return self._log_prior

@@ -20,6 +20,9 @@ machine load hits both); reported times are minima over the repeats. The probabi
 libraries are compared (they differ only by the variance floor: per predictor here, one epsilon for
 all predictors in scikit-learn).
 
+Last, the per-call time of ``predict_proba`` on batches of 1 to 1,000 rows (the host overhead
+of a call), against the same scikit-learn models, called alternately.
+
 Usage: python benchmarks/bench_nb.py [--repeats R] [--n N] [--p P] [--quick] [--sweep]
 """
 
@@ -148,6 +151,29 @@ def sweep(X, C, y, repeats):
         )
 
 
+def latency(models, batches=(1, 10, 100, 1000), calls=300):
+    """Per-call time of ``predict_proba`` on small batches (the host overhead of a call: input
+    checks, encoding, transfer, dispatch, the checks of the output), jaxnb against scikit-learn,
+    called alternately; median over ``calls`` calls, in microseconds."""
+    print(f"\nsmall-batch predict_proba, median per call over {calls} calls (us)")
+    print("| data | rows | jaxnb | scikit-learn | speedup |")
+    print("|---|---|---|---|---|")
+    for name, ours, theirs, Z in models:
+        for b in batches:
+            x = Z[:b]
+            ours.predict_proba(x), theirs.predict_proba(x)  # warm (the row bucket's program)
+            t_ours, t_sk = [], []
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                ours.predict_proba(x)
+                t1 = time.perf_counter()
+                theirs.predict_proba(x)
+                t_ours.append(t1 - t0)
+                t_sk.append(time.perf_counter() - t1)
+            a, b_ = np.median(t_ours) * 1e6, np.median(t_sk) * 1e6
+            print(f"| {name} | {b} | {a:.0f} | {b_:.0f} | {b_ / a:.2f}x |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
@@ -262,8 +288,9 @@ def main(argv=None):
         f"{'met' if ratio <= FLOOR_FACTOR else 'MISSED'}); estimator fit / floor = "
         f"{tm.min('gauss_fit est') / floor:.2f}"
     )
+    latency([("Gaussian", m_g, g, X), ("categorical", m_c, cn, C)])
     print(
-        f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB; "
+        f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB; "
         f"load average at end {os.getloadavg()[0]:.1f}"
     )
 

@@ -29,6 +29,7 @@ All checks raise `ValueError`/`TypeError` naming the argument and the fix.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import sys
@@ -53,7 +54,7 @@ _ALIGN = 64  # alignment of encoded arrays: jax.device_put(..., may_alias=True) 
 def _aligned_empty(shape, dtype):
     """np.empty whose data pointer is 64-byte aligned (XLA:CPU can then use it without a copy)."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # math.prod: np.prod of a tuple takes ~2.5 µs
     buf = np.empty(nbytes + _ALIGN, np.uint8)
     off = (-buf.ctypes.data) % _ALIGN
     return buf[off : off + nbytes].view(dtype).reshape(shape)

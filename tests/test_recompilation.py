@@ -224,6 +224,10 @@ def test_search_estimators_do_not_pad_above_the_row_cap(compiles, monkeypatch):
         ("GaussianSemiNaiveNB", {}, "C", 7),
         ("FlexibleTAN", {}, "C", 6),
         ("FlexibleNB", {}, "C", 3),
+        ("OnlineNB", {}, "N", 3),
+        ("OnlineWeightedNB", {}, "N", 4),
+        ("OnlineNB", {"summary": "gkclass"}, "N", 3),
+        ("OnlineWeightedNB", {"summary": "cpid"}, "N", 4),
     ],
     ids=[
         "TAN-discrete",
@@ -237,6 +241,10 @@ def test_search_estimators_do_not_pad_above_the_row_cap(compiles, monkeypatch):
         "GaussianSemiNaiveNB",
         "FlexibleTAN",
         "FlexibleNB",
+        "OnlineNB",
+        "OnlineWeightedNB",
+        "OnlineNB-gkclass",
+        "OnlineWeightedNB-cpid",
     ],
 )
 def test_a_first_fit_compiles_few_programs(name, options, kind, budget, compiles):
@@ -249,15 +257,18 @@ def test_a_first_fit_compiles_few_programs(name, options, kind, budget, compiles
     of B), StagewiseNB 14 and SelectiveNB 18 (eager indexing of the path and of the
     contributions' columns), GroupLassoNB 18 (the path's score shift and its chosen point), the
     CV searches of StagewiseNB and FilterWrapperNB 23 each (the folds' 0/1 indicators),
-    GaussianSemiNaiveNB 9 (its validation weights and one-hot labels) and FlexibleTAN 12 (the
-    constant-column test of its root). Then `jnp.asarray` of each host array compiled a staging
-    program per shape and dtype (3-5 per fit; `jax.device_put` compiles none), and the kernel
-    classifiers' first prediction 5-6 (the prior's broadcast, sum and additions, eagerly). Now
-    3, 5, 6, 5, 5, 7, 10, 9, 5, 4 and 1, and at most 3 for a first prediction. The budgets leave
-    room for a JAX release that compiles one or two more of its own."""
+    GaussianSemiNaiveNB 9 (its validation weights and one-hot labels), FlexibleTAN 12 (the
+    constant-column test of its root) and the online estimators 7-10 (their initial states
+    filled by eager `jnp.zeros` / `jnp.full`). Then `jnp.asarray` of each host array compiled a
+    staging program per shape and dtype (3-5 per fit; `jax.device_put` compiles none), and the
+    kernel classifiers' first prediction 5-6 (the prior's broadcast, sum and additions,
+    eagerly). Now 3, 5, 6, 5, 5, 7, 10, 9, 5, 4, 1, 1, 2, 1 and 2, and at most 3 for a first
+    prediction. The budgets leave room for a JAX release that compiles one or two more of its
+    own. Kind "N": continuous columns, no encoder options (the online estimators take none)."""
     import jax
 
-    X, y, kw = _data(kind, 3)
+    X, y, kw = _data("C" if kind == "N" else kind, 3)
+    kw = {} if kind == "N" else kw
     X, y = X[:97], y[:97]  # a row count no other test of this module fits
     jax.clear_caches()
     before = compiles.n

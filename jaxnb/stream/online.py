@@ -327,17 +327,16 @@ def init_state(
     """Fresh state: weights `init_weight` (1 = NB), bias 0."""
     c, p = _shape(summary)
     dtype = _dtype(summary)
-    weight = jnp.full((p, c), init_weight, dtype)
-    bias = jnp.zeros((c,), dtype)
-    return OnlineState(
-        summary,
-        cuts,
-        weight,
-        bias,
-        optimizer.init((weight, bias)),
-        jnp.zeros((), jnp.int32),
-        jnp.zeros((c,), dtype),
+    # built in NumPy and put on the device: eager jnp.full / jnp.zeros compile a program each
+    weight, bias, step, prior = jax.device_put(
+        (
+            np.full((p, c), init_weight, dtype),
+            np.zeros((c,), dtype),
+            np.zeros((), np.int32),
+            np.zeros((c,), dtype),
+        )
     )
+    return OnlineState(summary, cuts, weight, bias, optimizer.init((weight, bias)), step, prior)
 
 
 def _shape(summary):

@@ -92,8 +92,8 @@ def _on_device(*arrays):
 
     `jax.device_put` canonicalizes dtypes as `jnp.asarray` does (int64 -> int32 and float64 ->
     float32 without x64), but compiles nothing: in this JAX, `jnp.asarray` of a NumPy array
-    compiles a small staging program for each new shape and dtype (~10 ms each), three to four
-    on a first fit, one more wherever a fit met a new row count.
+    compiles a small staging program for each new shape and dtype (~10 ms each), three to five
+    on a first fit and more for each new training-row bucket.
     """
     host = tuple(a if isinstance(a, jax.Array) else np.asarray(a) for a in arrays)
     return jax.device_put(host)
@@ -106,9 +106,10 @@ def _scorer_arg(a):
     """Encoded prediction rows as the argument of a compiled scorer.
 
     A NumPy array up to 1 MiB goes in as it is: the compiled call copies it to the device itself
-    (~10 µs for a few rows, where a separate `jax.device_put` took ~60 µs, a third of a
-    one-row `predict_proba`). Larger arrays go through `_device` (no second copy). Every
-    `_log_joint_scores` and `_contributions` hands its rows to jitted functions only.
+    (~10 µs for a few rows, where a separate `jax.device_put` took ~60 µs; the codes' and the
+    values' were a third of a one-row `predict_proba`). Larger arrays go through `_device` (no
+    second copy). Every `_log_joint_scores` and `_contributions` hands its rows to jitted
+    functions only (an eager `jnp` operation on a NumPy array would stage it itself).
     """
     if (
         isinstance(a, np.ndarray)

@@ -104,6 +104,36 @@ def _filled(shape, value, dtype):
     return jax.device_put(np.full(shape, value, dtype))
 
 
+def _bucket(n: int, granule: int = 16) -> int:
+    """A batch of n rows (or chunks) is padded to this many: a multiple of ``granule``, then 8
+    sizes per octave (at most 1/8 of padding; 0 stays 0). Each jitted update is specialized to
+    its batch shape; without the padding every new batch size compiled a program of its own
+    (0.25 s for a Gaussian summary, 1.5 s for GKClass at 5 predictors)."""
+    g = max(granule, 1 << max(0, n.bit_length() - 4))
+    return -(-n // g) * g
+
+
+def _on_host(*arrays) -> bool:
+    """Whether a batch is host data (padded to a bucket); device arrays, and tracers inside a
+    caller's jit, go to the update as they are."""
+    return not any(isinstance(a, jax.Array) for a in arrays)
+
+
+def _host_padded(rows: int, values, y, weight=None, *, fill=np.nan, value_dtype=None):
+    """A host batch padded to ``rows`` rows: ``fill`` values (NaN: missing, skipped; -1 for codes),
+    class 0 and weight 0, as NumPy arrays, which the jitted update takes without a staging
+    program per shape (`jnp.asarray` compiles one)."""
+    values = np.asarray(values, value_dtype)
+    y = np.asarray(y, np.int32)
+    n, p = values.shape
+    if rows > n:
+        values = np.concatenate([values, np.full((rows - n, p), fill, values.dtype)])
+        y = np.concatenate([y, np.zeros(rows - n, np.int32)])
+        if weight is not None:
+            weight = np.concatenate([np.asarray(weight), np.zeros(rows - n)])
+    return values, y, weight
+
+
 def _float_dtype(dtype):
     """The summary's float dtype: JAX's default float, or a floating ``dtype`` (an integer dtype
     would truncate every running mean / value)."""
@@ -185,12 +215,22 @@ class GaussianSummary(eqx.Module):
         return jnp.where(self.count > 0, self.m2 / jnp.where(self.count > 0, self.count, 1), 0.0)
 
     def update(self, values, y, weight=None, *, check_input: bool = True) -> GaussianSummary:
-        """Adds a batch `values` `(n, p)` with class codes `y` `(n,)` and optional weights."""
+        """Adds a batch `values` `(n, p)` with class codes `y` `(n,)` and optional weights.
+
+        A host (NumPy) batch is padded with weight-0 missing rows to a bucket of sizes (`_bucket`:
+        8 per octave), so batches of nearby sizes share one compiled update; device arrays go in
+        as they are (one program per shape). The result is the same bit for bit."""
         if check_input:
             values, y, weight = _check_batch(values, y, self.n_predictors, self.n_classes, weight)
         dtype = self.mean.dtype
-        weight = jnp.ones(np.shape(y), dtype) if weight is None else jnp.asarray(weight, dtype)
-        return update_gaussian(self, jnp.asarray(values, dtype), jnp.asarray(y), weight)
+        if not _on_host(values, y, weight):
+            weight = jnp.ones(jnp.shape(y), dtype) if weight is None else jnp.asarray(weight, dtype)
+            return update_gaussian(self, jnp.asarray(values, dtype), jnp.asarray(y), weight)
+        n = np.shape(y)[0]
+        weight = np.ones(n) if weight is None else weight
+        # padded rows: missing values, weight 0 (the same summary bit for bit, tests check it)
+        values, y, weight = _host_padded(_bucket(n), values, y, weight, value_dtype=dtype)
+        return update_gaussian(self, values, y, weight.astype(dtype))
 
     def merge(self, other: GaussianSummary) -> GaussianSummary:
         """Summary of the union of both streams (Chan et al.)."""
@@ -522,10 +562,21 @@ class GKClass(eqx.Module):
         return (self.g > 0).sum(axis=1)
 
     def update(self, values, y, *, check_input: bool = True) -> GKClass:
-        """Inserts the rows of `values` `(n, p)` (class codes `y`) in order; NaN is skipped."""
+        """Inserts the rows of `values` `(n, p)` (class codes `y`) in order; NaN is skipped.
+
+        A host batch is padded with missing rows to a bucket of whole chunks (the same summary:
+        chunks of missing rows change nothing), so nearby batch sizes share one program."""
         if check_input:
             values, y, _ = _check_batch(values, y, self.n_predictors, self.n_classes)
-        return update_gkclass(self, jnp.asarray(values, self.values.dtype), jnp.asarray(y))
+        if not _on_host(values, y):
+            return update_gkclass(self, jnp.asarray(values, self.values.dtype), jnp.asarray(y))
+        # whole chunks of missing rows after the batch change nothing (tests check it bit for
+        # bit): the chunk count is padded to a bucket
+        chunks = _bucket(-(-np.shape(y)[0] // self.chunk_size), granule=1)
+        values, y, _ = _host_padded(
+            chunks * self.chunk_size, values, y, value_dtype=self.values.dtype
+        )
+        return update_gkclass(self, values, y)
 
     def rank_error_bound(self) -> jax.Array:
         r"""`(p,)` guaranteed absolute rank error e = max_i (g_i + Delta_i) / 2 of `quantile`."""
@@ -872,10 +923,20 @@ class CPiD(eqx.Module):
         return self.counts.sum(axis=(1, 2))
 
     def update(self, values, y, *, check_input: bool = True) -> CPiD:
-        """Counts the rows of `values` `(n, p)` (class codes `y`) in order; NaN is skipped."""
+        """Counts the rows of `values` `(n, p)` (class codes `y`) in order; NaN is skipped.
+
+        A host batch is padded with missing rows to whole chunks, as the update pads it anyway;
+        each chunk count compiles its own program (a chunk of missing rows may go on splitting)."""
         if check_input:
             values, y, _ = _check_batch(values, y, self.n_predictors, self.n_classes)
-        return update_cpid(self, jnp.asarray(values, self.breaks.dtype), jnp.asarray(y))
+        if not _on_host(values, y):
+            return update_cpid(self, jnp.asarray(values, self.breaks.dtype), jnp.asarray(y))
+        # padded to whole chunks only, as `update_cpid` pads them: a chunk of missing rows
+        # after the batch could go on splitting intervals (each chunk runs at most chunk_size
+        # splits), so each chunk count compiles its own program
+        rows = -(-np.shape(y)[0] // self.chunk_size) * self.chunk_size
+        values, y, _ = _host_padded(rows, values, y, value_dtype=self.breaks.dtype)
+        return update_cpid(self, values, y)
 
     def bins(self) -> tuple[jax.Array, jax.Array]:
         """(cuts `(p, n_intervals - 1)`, counts `(p, n_intervals, c)`)."""
@@ -1034,20 +1095,26 @@ class CategoricalCounts(eqx.Module):
         return np.concatenate([[0], np.cumsum(self.n_states)[:-1]]).astype(np.int32)
 
     def update(self, codes, y, weight=None, *, check_input: bool = True) -> CategoricalCounts:
-        """Adds `codes` `(n, q)` int in [-1, n_states[i]) with class codes `y`."""
+        """Adds `codes` `(n, q)` int in [-1, n_states[i]) with class codes `y`.
+
+        A host batch is padded with missing (-1), weight-0 rows to a bucket of sizes, as in
+        `GaussianSummary.update`."""
         c = self.counts.shape[1]
         if check_input:
             codes, y, weight = _check_batch(codes, y, len(self.n_states), c, weight, name="codes")
             codes = _check_codes(codes, self.n_states)
-        if weight is None:
-            weight = jnp.ones(np.shape(y), self.counts.dtype)
-        counts = _update_categorical(
-            self.counts,
-            jnp.asarray(codes, jnp.int32),
-            jnp.asarray(y),
-            jnp.asarray(weight, self.counts.dtype),
-            jnp.asarray(self.offsets),
-        )
+        dtype = self.counts.dtype
+        if not _on_host(codes, y, weight):
+            weight = jnp.ones(jnp.shape(y), dtype) if weight is None else weight
+            args = (jnp.asarray(codes, jnp.int32), jnp.asarray(y), jnp.asarray(weight, dtype))
+        else:  # padded rows: missing codes (-1), weight 0; NumPy into the jitted update
+            n = np.shape(y)[0]
+            weight = np.ones(n) if weight is None else weight
+            codes, y, weight = _host_padded(
+                _bucket(n), codes, y, weight, fill=-1, value_dtype=np.int32
+            )
+            args = (codes, y, weight.astype(dtype))
+        counts = _update_categorical(self.counts, *args, self.offsets)
         return CategoricalCounts(counts, self.n_states)
 
     def log_prob(self, codes, *, smoothing: float = 1.0, check_input: bool = True) -> jax.Array:

@@ -125,12 +125,13 @@ def _host_padded(rows: int, values, y, weight=None, *, fill=np.nan, value_dtype=
     program per shape (`jnp.asarray` compiles one)."""
     values = np.asarray(values, value_dtype)
     y = np.asarray(y, np.int32)
+    weight = None if weight is None else np.asarray(weight, np.float64)
     n, p = values.shape
     if rows > n:
         values = np.concatenate([values, np.full((rows - n, p), fill, values.dtype)])
         y = np.concatenate([y, np.zeros(rows - n, np.int32)])
         if weight is not None:
-            weight = np.concatenate([np.asarray(weight), np.zeros(rows - n)])
+            weight = np.concatenate([weight, np.zeros(rows - n)])
     return values, y, weight
 
 

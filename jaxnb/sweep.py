@@ -1332,11 +1332,17 @@ def sweep(
             raise TypeError(
                 f"options must have hashable values (they are static); got {g_options}"
             ) from err
-        garr = {
-            k: jnp.asarray(v.astype(dtype) if v.dtype.kind == "f" else v)
-            for k, v in g_arrays.items()
-            if not k.startswith("_")
-        }
+        # the grid's values: device_put, as jnp.asarray of a NumPy array compiles a staging
+        # program per shape and dtype (a prepare hook's device arrays stay where they are)
+        garr = jax.device_put(
+            {
+                k: (v if isinstance(v, jax.Array) else np.asarray(v)).astype(
+                    dtype if v.dtype.kind == "f" else v.dtype
+                )
+                for k, v in g_arrays.items()
+                if not k.startswith("_")
+            }
+        )
         run = _compiled_sweep(
             fit_eval_fn,
             opt_key,

@@ -393,11 +393,10 @@ def _summary_cases():
 
 @pytest.mark.parametrize(("name", "make", "weighted"), _summary_cases(), ids=lambda c: c)
 def test_host_batches_are_padded_and_change_nothing(name, make, weighted, compiles):
-    """A host batch is padded (missing rows, weight 0) to a bucket of rows (whole chunks for
-    GKClass, a bucket of chunks; whole chunks only for CPiD, where a chunk of missing rows could
-    go on splitting intervals), so 20 batch sizes compile at most two update programs, where each
-    size compiled its own (0.25-1.5 s each). The summary equals, bit for bit, the one updated
-    with the same rows as device arrays (not padded)."""
+    """A host batch is padded (missing rows, weight 0) to a bucket of rows (of whole chunks for
+    GKClass and CPiD), so 20 batch sizes compile at most two update programs, where each size
+    compiled its own (0.25-1.5 s each). The summary equals, bit for bit, the one updated with the
+    same rows as device arrays (not padded)."""
     rng = np.random.default_rng(7)
     n = 400
     y = rng.integers(0, 3, n)
@@ -425,3 +424,33 @@ def test_host_batches_are_padded_and_change_nothing(name, make, weighted, compil
         start = stop
     for a, b in zip(jax.tree.leaves(host), jax.tree.leaves(dev), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: GKClass.init(3, 4, capacity=20, chunk_size=8),
+        lambda: CPiD.init(3, 4, n_intervals=12, chunk_size=4),
+        lambda: CPiD.init(3, 4),
+    ],
+    ids=["gkclass", "cpid-chunk4", "cpid"],
+)
+def test_trailing_chunks_of_missing_rows_change_nothing(make):
+    """What lets `update` pad a batch to a bucket of chunks: rows that are all missing, in whole
+    chunks after the batch, leave the summary as it is, bit for bit. CPiD used to go on with the
+    splits a chunk left pending (at most chunk_size per chunk) in such a chunk: with 4-row chunks
+    a batch of 37 rows plus 5 missing ones gave other intervals."""
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        X = rng.normal(size=(200, 4))
+        X[rng.random(X.shape) < 0.1] = np.nan
+        y = rng.integers(0, 3, 200)
+        start = make().update(X[:60], y[:60])
+        for n in (37, 100):
+            plain = start.update(jnp.asarray(X[60 : 60 + n]), jnp.asarray(y[60 : 60 + n]))
+            for extra in (5, 64):
+                Xp = np.concatenate([X[60 : 60 + n], np.full((extra, 4), np.nan)])
+                yp = np.concatenate([y[60 : 60 + n], np.zeros(extra, int)])
+                padded = start.update(jnp.asarray(Xp), jnp.asarray(yp))  # device: not re-padded
+                for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(padded), strict=True):
+                    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -853,7 +853,9 @@ class CPiD(eqx.Module):
     O(log) splits; (ii) an interval holding fewer than 2 examples is never split;
     (iii) the two halves just created are not merged back together; (iv) rows are counted by
     chunks of `chunk_size` (`lax.scan` over chunks, in order) and the splits (at most one per row,
-    as in PiD) are made after each chunk — `chunk_size=1` is PiD's row-by-row order.
+    as in PiD) are made after each chunk — `chunk_size=1` is PiD's row-by-row order; a chunk
+    with no value at all (every row missing) makes no split, so splits left pending by a chunk
+    wait for the next value, and padding a batch with missing rows changes nothing.
 
     Limitation (PiD's split rule): a value repeated many times (a discrete or zero-inflated
     predictor) keeps its interval over the split threshold, and every split moves half its count
@@ -926,17 +928,18 @@ class CPiD(eqx.Module):
     def update(self, values, y, *, check_input: bool = True) -> CPiD:
         """Counts the rows of `values` `(n, p)` (class codes `y`) in order; NaN is skipped.
 
-        A host batch is padded with missing rows to whole chunks, as the update pads it anyway;
-        each chunk count compiles its own program (a chunk of missing rows may go on splitting)."""
+        A host batch is padded with missing rows to a bucket of whole chunks (the same summary:
+        a chunk without values changes nothing), so nearby batch sizes share one program."""
         if check_input:
             values, y, _ = _check_batch(values, y, self.n_predictors, self.n_classes)
         if not _on_host(values, y):
             return update_cpid(self, jnp.asarray(values, self.breaks.dtype), jnp.asarray(y))
-        # padded to whole chunks only, as `update_cpid` pads them: a chunk of missing rows
-        # after the batch could go on splitting intervals (each chunk runs at most chunk_size
-        # splits), so each chunk count compiles its own program
-        rows = -(-np.shape(y)[0] // self.chunk_size) * self.chunk_size
-        values, y, _ = _host_padded(rows, values, y, value_dtype=self.breaks.dtype)
+        # a chunk of missing rows changes nothing (`_cpid_chunk`; tests check it bit for bit):
+        # the chunk count is padded to a bucket
+        chunks = _bucket(-(-np.shape(y)[0] // self.chunk_size), granule=1)
+        values, y, _ = _host_padded(
+            chunks * self.chunk_size, values, y, value_dtype=self.breaks.dtype
+        )
         return update_cpid(self, values, y)
 
     def bins(self) -> tuple[jax.Array, jax.Array]:
@@ -1036,9 +1039,14 @@ def _cpid_chunk(state: CPiD, xs, ys):
     def need(counts):
         return counts.sum(axis=2).max(axis=1) > limit
 
+    # a chunk without a single value changes nothing (no counts, so no split is due to it, as in
+    # PiD's update of one value at a time): splits the previous chunk left pending (each chunk
+    # runs at most b) wait for the next value. Padding a batch with missing rows is then exact.
+    any_value = jnp.any(present)
+
     def cond(carry):
         it, _, counts = carry
-        return (it < b) & jnp.any(need(counts))
+        return (it < b) & any_value & jnp.any(need(counts))
 
     def body(carry):
         it, breaks, counts = carry

@@ -1,4 +1,5 @@
-"""One `lax.cond` branch for a whole `jax.vmap` batch.
+"""Batch helpers: one `lax.cond` branch for a whole `jax.vmap` batch, and the size buckets that
+let batches of nearby sizes share one compiled program.
 
 Under `jax.vmap` a `lax.cond` whose predicate is batched becomes a select that runs both branches
 for every batch element. Where the two branches are two ways to compute the same result (a fast
@@ -13,6 +14,14 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+
+
+def size_bucket(n: int, granule: int = 16) -> int:
+    """The size a batch of n rows (or chunks) is padded to: a multiple of ``granule``, then 8 sizes
+    per octave (at most 1/8 of padding; 0 stays 0). Compiled functions are specialized to their
+    shapes, so padding to these sizes bounds the programs that varying batch sizes compile."""
+    g = max(granule, 1 << max(0, n.bit_length() - 4))
+    return -(-n // g) * g
 
 
 @jax.custom_batching.custom_vmap

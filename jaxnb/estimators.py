@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import likelihood as lk
+from ._batch import size_bucket
 from ._dtypes import float_dtype
 from .data import (
     FeatureEncoder,
@@ -143,10 +144,7 @@ _PAD_MAX_ROWS = 8192
 def _row_bucket(n: int) -> int:
     """Row count a prediction batch of n rows is padded to: at least 16, then 8 sizes per octave
     (at most 1/8 of padding), n itself above `_BUCKET_MAX_ROWS` (no copy of large inputs)."""
-    if n > _BUCKET_MAX_ROWS:
-        return n
-    g = max(16, 1 << max(0, n.bit_length() - 4))
-    return max(16, -(-n // g) * g)
+    return n if n > _BUCKET_MAX_ROWS else max(16, size_bucket(n))
 
 
 def _pad_rows(a, m, repeat_first=False):

@@ -87,6 +87,8 @@ def fold_weights(folds, n_folds: int, dtype=None, weight=None):
     # device and traced arrays as they are; host ones go in as NumPy (jnp.asarray would compile
     # a staging program per shape)
     folds = folds if isinstance(folds, jax.Array) else np.asarray(folds)
+    if weight is not None and not isinstance(weight, jax.Array):
+        weight = np.asarray(weight)  # a list would enter the jitted function as a pytree
     if weight is not None and jnp.shape(weight) != folds.shape:
         raise ValueError(
             f"weight must have the shape of folds {folds.shape}; got {jnp.shape(weight)}"

@@ -99,6 +99,7 @@ from .summaries import (
     GaussianSummary,
     GKClass,
     _count_below,
+    _filled,
     log_prob_gaussian,
     update_cpid,
     update_gaussian,
@@ -327,15 +328,8 @@ def init_state(
     """Fresh state: weights `init_weight` (1 = NB), bias 0."""
     c, p = _shape(summary)
     dtype = _dtype(summary)
-    # built in NumPy and put on the device: eager jnp.full / jnp.zeros compile a program each
-    weight, bias, step, prior = jax.device_put(
-        (
-            np.full((p, c), init_weight, dtype),
-            np.zeros((c,), dtype),
-            np.zeros((), np.int32),
-            np.zeros((c,), dtype),
-        )
-    )
+    weight, bias = _filled((p, c), init_weight, dtype), _filled((c,), 0, dtype)
+    step, prior = _filled((), 0, np.int32), _filled((c,), 0, dtype)
     return OnlineState(summary, cuts, weight, bias, optimizer.init((weight, bias)), step, prior)
 
 

@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .._batch import size_bucket
 from .._checks import check_int, check_real
 from .._dtypes import float_dtype
 from .._matmul import matmul
@@ -104,15 +105,6 @@ def _filled(shape, value, dtype):
     return jax.device_put(np.full(shape, value, dtype))
 
 
-def _bucket(n: int, granule: int = 16) -> int:
-    """A batch of n rows (or chunks) is padded to this many: a multiple of ``granule``, then 8
-    sizes per octave (at most 1/8 of padding; 0 stays 0). Each jitted update is specialized to
-    its batch shape; without the padding every new batch size compiled a program of its own
-    (0.25 s for a Gaussian summary, 1.5 s for GKClass at 5 predictors)."""
-    g = max(granule, 1 << max(0, n.bit_length() - 4))
-    return -(-n // g) * g
-
-
 def _on_host(*arrays) -> bool:
     """Whether a batch is host data (padded to a bucket); device arrays, and tracers inside a
     caller's jit, go to the update as they are."""
@@ -133,6 +125,18 @@ def _host_padded(rows: int, values, y, weight=None, *, fill=np.nan, value_dtype=
         if weight is not None:
             weight = np.concatenate([weight, np.zeros(rows - n)])
     return values, y, weight
+
+
+def _chunked_update(update, state, values, y, dtype):
+    """``update(state, values, y)`` of a summary that scans chunks of ``state.chunk_size`` rows
+    (GKClass, CPiD). A host batch is padded with missing rows to a bucket of whole chunks: chunks
+    of missing rows after the batch change nothing (tests check it bit for bit), and nearby batch
+    sizes share one program. Device arrays go in as they are."""
+    if not _on_host(values, y):
+        return update(state, jnp.asarray(values, dtype), jnp.asarray(y))
+    chunks = size_bucket(-(-np.shape(y)[0] // state.chunk_size), granule=1)
+    values, y, _ = _host_padded(chunks * state.chunk_size, values, y, value_dtype=dtype)
+    return update(state, values, y)
 
 
 def _float_dtype(dtype):
@@ -218,9 +222,10 @@ class GaussianSummary(eqx.Module):
     def update(self, values, y, weight=None, *, check_input: bool = True) -> GaussianSummary:
         """Adds a batch `values` `(n, p)` with class codes `y` `(n,)` and optional weights.
 
-        A host (NumPy) batch is padded with weight-0 missing rows to a bucket of sizes (`_bucket`:
-        8 per octave), so batches of nearby sizes share one compiled update; device arrays go in
-        as they are (one program per shape). The result is the same bit for bit."""
+        A host (NumPy) batch is padded with weight-0 missing rows to a bucket of sizes
+        (`_batch.size_bucket`: 8 per octave), so batches of nearby sizes share one compiled
+        update; device arrays go in as they are (one program per shape). The result is the same
+        bit for bit."""
         if check_input:
             values, y, weight = _check_batch(values, y, self.n_predictors, self.n_classes, weight)
         dtype = self.mean.dtype
@@ -230,7 +235,7 @@ class GaussianSummary(eqx.Module):
         n = np.shape(y)[0]
         weight = np.ones(n) if weight is None else weight
         # padded rows: missing values, weight 0 (the same summary bit for bit, tests check it)
-        values, y, weight = _host_padded(_bucket(n), values, y, weight, value_dtype=dtype)
+        values, y, weight = _host_padded(size_bucket(n), values, y, weight, value_dtype=dtype)
         return update_gaussian(self, values, y, weight.astype(dtype))
 
     def merge(self, other: GaussianSummary) -> GaussianSummary:
@@ -569,15 +574,7 @@ class GKClass(eqx.Module):
         chunks of missing rows change nothing), so nearby batch sizes share one program."""
         if check_input:
             values, y, _ = _check_batch(values, y, self.n_predictors, self.n_classes)
-        if not _on_host(values, y):
-            return update_gkclass(self, jnp.asarray(values, self.values.dtype), jnp.asarray(y))
-        # whole chunks of missing rows after the batch change nothing (tests check it bit for
-        # bit): the chunk count is padded to a bucket
-        chunks = _bucket(-(-np.shape(y)[0] // self.chunk_size), granule=1)
-        values, y, _ = _host_padded(
-            chunks * self.chunk_size, values, y, value_dtype=self.values.dtype
-        )
-        return update_gkclass(self, values, y)
+        return _chunked_update(update_gkclass, self, values, y, self.values.dtype)
 
     def rank_error_bound(self) -> jax.Array:
         r"""`(p,)` guaranteed absolute rank error e = max_i (g_i + Delta_i) / 2 of `quantile`."""
@@ -932,15 +929,7 @@ class CPiD(eqx.Module):
         a chunk without values changes nothing), so nearby batch sizes share one program."""
         if check_input:
             values, y, _ = _check_batch(values, y, self.n_predictors, self.n_classes)
-        if not _on_host(values, y):
-            return update_cpid(self, jnp.asarray(values, self.breaks.dtype), jnp.asarray(y))
-        # a chunk of missing rows changes nothing (`_cpid_chunk`; tests check it bit for bit):
-        # the chunk count is padded to a bucket
-        chunks = _bucket(-(-np.shape(y)[0] // self.chunk_size), granule=1)
-        values, y, _ = _host_padded(
-            chunks * self.chunk_size, values, y, value_dtype=self.breaks.dtype
-        )
-        return update_cpid(self, values, y)
+        return _chunked_update(update_cpid, self, values, y, self.breaks.dtype)
 
     def bins(self) -> tuple[jax.Array, jax.Array]:
         """(cuts `(p, n_intervals - 1)`, counts `(p, n_intervals, c)`)."""
@@ -1120,7 +1109,7 @@ class CategoricalCounts(eqx.Module):
             n = np.shape(y)[0]
             weight = np.ones(n) if weight is None else weight
             codes, y, weight = _host_padded(
-                _bucket(n), codes, y, weight, fill=-1, value_dtype=np.int32
+                size_bucket(n), codes, y, weight, fill=-1, value_dtype=np.int32
             )
             args = (codes, y, weight.astype(dtype))
         counts = _update_categorical(self.counts, *args, self.offsets)

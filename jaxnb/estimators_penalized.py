@@ -34,6 +34,8 @@ from .estimators import (
     _Additive,
     _as_mesh,
     _on_device,
+    _remember_shift,
+    _scoring_shift,
     _weighted_contrib,
 )
 from .methods import group_lasso as gl
@@ -361,17 +363,18 @@ class GroupLassoNB(_Additive, BaseNB):
         cd, vl, yy, ww = _on_device(codes, values, y_enc, w)
         stats = self._stats(codes, values, y_enc, w)
         dtype = vl.dtype
-        min_std = None if self.min_std is None else jnp.asarray(self.min_std, dtype)
-        args = (jnp.asarray(self.alpha, dtype), min_std)
-        cs = jnp.asarray(self.continuous_scale, dtype)
-        tol = jnp.asarray(self.tol, dtype)
+        # 0-d NumPy arguments: an eager jnp.asarray compiled a conversion program
+        min_std = None if self.min_std is None else np.asarray(self.min_std, dtype)
+        args = (np.asarray(self.alpha, dtype), min_std)
+        cs = np.asarray(self.continuous_scale, dtype)
+        tol = np.asarray(self.tol, dtype)
         order = self._user_order()
         log_prior = _log_prior(stats)
         if self.penalty is not None:
             problem, prm, info, active, lmax = _gl_fixed(
                 stats,
                 *args,
-                jnp.asarray(self.penalty, dtype),
+                np.asarray(self.penalty, dtype),
                 cs,
                 tol,
                 adaptive=self.adaptive,
@@ -379,7 +382,8 @@ class GroupLassoNB(_Additive, BaseNB):
                 solver=self.solver,
             )
             pens = np.array([float(self.penalty)])
-            params = jax.tree.map(lambda a: a[None], prm)
+            # a path of one point, stacked on the host (eagerly, a program per leaf shape)
+            params = jax.device_put(jax.tree.map(lambda a: np.asarray(a)[None], prm))
             active = np.asarray(active)[None]
             converged = np.asarray(info.converged)[None]
             n_steps = np.asarray(info.num_steps)[None]
@@ -388,7 +392,7 @@ class GroupLassoNB(_Additive, BaseNB):
             problem, path = _gl_path(
                 stats,
                 *args,
-                jnp.asarray(self.penalty_ratio, dtype),
+                np.asarray(self.penalty_ratio, dtype),
                 cs,
                 tol,
                 adaptive=self.adaptive,
@@ -481,6 +485,7 @@ class GroupLassoNB(_Additive, BaseNB):
         self.lambda_max_ = lmax
         self.problem_ = problem
         self.params_ = _as_nb(log_prior, _path_point(params, idx), self.n_states_)
+        _remember_shift(self)
         self.support_ = active[idx][order]
         self.converged_ = bool(converged[idx])
         if not self.converged_:
@@ -502,7 +507,7 @@ class GroupLassoNB(_Additive, BaseNB):
         return int(np.sum(self.support_))
 
     def _log_joint_scores(self, codes, values):
-        return _log_joint(self.params_, codes, values)
+        return _log_joint(self.params_, codes, values, shift=_scoring_shift(self))
 
     def _contributions(self, codes, values):
         return _log_contrib(self.params_, codes, values)
@@ -838,7 +843,7 @@ class WeightedNB(_Additive, BaseNB):
             # stopped at max_steps short of the optimum, a missing value (term 0 in every unit)
             # shifted a class's score by w_ij log s_i against an observed one, and explain /
             # feature_importances_ (spreads of w_ij log f across j) moved with the units
-            off, keep = wt.unit_offsets(stats)
+            off, keep = _unit_offsets(stats)
             # a constant column has no standardized density: term 0 (as `OnlineWeightedNB`),
             # not a class-independent value that per-class weights would turn into a bias
             L = _model_terms_jit(self.params_, cd, vl, off, keep)
@@ -858,6 +863,7 @@ class WeightedNB(_Additive, BaseNB):
                 tol=float(self.tol),
             )
             self._w, self._b, self._off, self._keep = prm.weights, prm.bias, off, keep
+            self._score_w = (self._w, keep, _zeroed_weights(self._w, keep))
             self._floored = True  # trained on (and scores) terms floored at wt.LOG_FLOOR
             self.info_ = info
             self.bias_ = np.asarray(self._b)
@@ -903,9 +909,18 @@ class WeightedNB(_Additive, BaseNB):
 
     # a model pickled before the standardized terms has no _off: its bias is for the raw terms
     def _score_weights(self):
-        """The weights the scores use: 0 for a predictor without spread (its term is 0)."""
+        """The weights the scores use: 0 for a predictor without spread (its term is 0).
+
+        Formed by the fit (`_zeroed_weights`, kept with the weights they come from), else now: an
+        eager `jnp.where` here compiled two programs on a first prediction and dispatched on
+        every one. Prediction does not write to the estimator."""
         keep = getattr(self, "_keep", None)
-        return self._w if keep is None else jnp.where(keep[:, None], self._w, 0.0)
+        if keep is None:
+            return self._w
+        kept = self.__dict__.get("_score_w")
+        if kept is not None and kept[0] is self._w and kept[1] is keep:
+            return kept[2]
+        return _zeroed_weights(self._w, keep)
 
     def _log_joint_scores(self, codes, values):
         W = self._score_weights()
@@ -929,11 +944,20 @@ class WeightedNB(_Additive, BaseNB):
         return self.params_.log_prior if self._b is None else self._b
 
 
+def _zeroed_weights(w, keep):
+    """``w`` (p, c) with the rows of predictors outside ``keep`` (p,) set to 0, formed in NumPy
+    and put on the device."""
+    w = np.asarray(w)
+    return jax.device_put(np.where(np.asarray(keep)[:, None], w, np.zeros((), w.dtype)))
+
+
 _standardized_terms = jax.jit(wt.standardized_terms)
 
 _offset_scores = jax.jit(lk.offset_scores)
 
 _model_terms_jit = jax.jit(wt.model_terms)
+# jitted: eagerly, its pooled-moment steps compiled ~23 small programs on a first fit
+_unit_offsets = jax.jit(wt.unit_offsets)
 _floored_terms_jit = jax.jit(wt.weighted_terms)
 _floored_scores = jax.jit(wt.floored_scores)
 

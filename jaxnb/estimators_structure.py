@@ -682,8 +682,32 @@ def _masked_scores(params, mask, codes, values):
     return params.log_prior[None, :] + jnp.where(mask[None, :, None], L, 0.0).sum(1)
 
 
+@jax.jit
+def _concat_relevance(parts):
+    """The relevance of each kind, [discrete, continuous], as one array (one program)."""
+    return jnp.concatenate(parts)
+
+
+@jax.jit
+def _with_binned(codes, binned):
+    """Discrete codes followed by the binned continuous columns, int32 (one program)."""
+    return jnp.concatenate([codes.astype(jnp.int32), binned.astype(jnp.int32)], axis=1)
+
+
+@jax.jit
+def _mixed_redundancy(red, values, w):
+    """Pairwise redundancy of the binned columns ``red`` with its continuous block (the last r
+    rows and columns) replaced by the Gaussian MI of the values (one program; eagerly, the
+    indexed update compiled five)."""
+    r = values.shape[1]
+    q = red.shape[0] - r
+    return red.at[q:, q:].set(_gaussian_pair_mi(values, w))
+
+
+@jax.jit
 def _gaussian_pair_mi(values, w):
-    """Marginal Gaussian MI −½ log(1 − ρ²) between all pairs of continuous columns, (r, r)."""
+    """Marginal Gaussian MI −½ log(1 − ρ²) between all pairs of continuous columns, (r, r)
+    (one program: eagerly, its four steps compiled one each)."""
     rho = flt.feature_correlation_continuous(values, w)
     one_minus = jnp.maximum(1.0 - rho * rho, jnp.finfo(rho.dtype).tiny)
     return -0.5 * jnp.log(one_minus)
@@ -719,14 +743,14 @@ class _FilterCore:
             # each column's floor from its own variance (probes included)
             floor = _var_floor(np.asarray(values), np.asarray(self.w), self.var_smoothing)
             parts.append(flt.mutual_information_gaussian(values, self.y, self.c, self.w, floor))
-        return jnp.concatenate(parts)
+        return parts[0] if len(parts) == 1 else _concat_relevance(parts)
 
     def all_codes(self):
         """Discrete codes with every continuous column binned, and their state counts."""
         if self.r == 0:
             return self.codes, self.n_states
         binned = flt.equal_frequency_codes(self.values, self.n_bins, self.w)
-        codes = jnp.concatenate([self.codes.astype(jnp.int32), binned], axis=1)
+        codes = _with_binned(self.codes, binned)
         return codes, self.n_states + (self.n_bins,) * self.r
 
     def mrmr_redundancy(self):
@@ -735,7 +759,7 @@ class _FilterCore:
         codes, states = self.all_codes()
         red = flt.pairwise_mutual_information_discrete(codes, states, self.w)
         if self.r:
-            red = red.at[self.q :, self.q :].set(_gaussian_pair_mi(self.values, self.w))
+            red = _mixed_redundancy(red, self.values, self.w)
         return red
 
     def cfs_correlations(self):

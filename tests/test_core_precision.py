@@ -153,3 +153,35 @@ def test_vmapped_statistics_take_their_fallbacks_only_for_the_elements_that_need
     var = np.asarray(batched.m2[1] / batched.weight[1])[:, 0]
     ref = [X[1, y[1] == j, 0].astype(np.float32).astype(np.float64).var() for j in range(3)]
     np.testing.assert_allclose(var, ref, rtol=2e-3)  # refined: one shift for all loses it all
+
+
+def test_estimators_centre_the_expansion_as_log_joint_would():
+    """NaiveBayes and GroupLassoNB decide on the host, at fit time, the centring `log_joint` would
+    choose in the compiled program (`estimators._expansion_shift`): the class-averaged means where
+    the expansion is accurate, none (its direct formula) where the classes are too far apart for
+    float32. Their scores equal `log_joint`'s own choice to rounding either way."""
+    from jaxnb import GroupLassoNB
+    from jaxnb.estimators import _expansion_shift
+
+    X_far, y_far = _far_classes()
+    rng = np.random.default_rng(2)
+    y_near = rng.integers(0, 3, 600)
+    X_near = (rng.normal(size=(600, 3)) + y_near[:, None]).astype(np.float32)
+    with jax.enable_x64(False):
+        for X, y, far in ((X_far, y_far, True), (X_near, y_near, False)):
+            models = [NaiveBayes().fit(X, y)]
+            if not far:
+                models.append(GroupLassoNB(penalty=0.05).fit(X, y))
+            for m in models:
+                shift = _expansion_shift(m.params_)
+                assert (shift is None) == far
+                if not far:
+                    np.testing.assert_allclose(shift, np.asarray(m.params_.mean).mean(0))
+                codes = jnp.zeros((X.shape[0], 0), jnp.int32)
+                ref = np.asarray(log_joint(m.params_, codes, jnp.asarray(X)))
+                got = m.predict_joint_log_proba(X)
+                assert got.dtype == np.float32
+                np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-4)
+    with jax.enable_x64(False):  # no continuous predictor: nothing to centre
+        m = NaiveBayes(discrete="all").fit(rng.integers(0, 3, (50, 2)), rng.integers(0, 2, 50))
+        assert _expansion_shift(m.params_) is None

@@ -449,10 +449,27 @@ class _KernelBase(_Base):
         self._train = _on_device(values, y_enc, w)
         self.discrete_params_ = self._discrete_nb(codes, y_enc, w)
         self.class_log_prior_ = self._log_prior(y_enc, w)
-        n_dims = self._n_dims(values.shape[1])
-        bw, _ = kde.kde_bandwidths(values, y_enc, c, n_dims, w, self._h(), skip_constant=n_dims > 1)
-        self.bandwidth_ = np.asarray(bw)  # (c, r) kernel std devs of the continuous block
+        self._kde_sample = self._kernel_sample()
+        # (c, r) kernel std devs of the continuous block: the scorer's own (the normal rule in
+        # 1 dimension, or in r for the Parzen window, where a constant column gets 1)
+        self.bandwidth_ = np.asarray(self._sample_bandwidths(self._kde_sample))
         return codes, values, y_enc, w
+
+    @staticmethod
+    def _sample_bandwidths(sample):
+        return sample[1]  # FlexibleNB, FlexibleTAN: the 1-D estimator's bandwidths
+
+    def _kernel_sample(self):
+        """The scorer's training-data part (`kernel.flexible_nb_sample` and its kin): once per
+        fit, so a prediction compiles and computes the query part only."""
+        x, yy, w = self._train
+        return self._SAMPLE(x, yy, len(self.classes_), w, self._h())
+
+    def _kept_sample(self):
+        """`_kernel_sample` as the fit kept it (computed now for a model pickled without it;
+        prediction does not write to the estimator)."""
+        kept = self.__dict__.get("_kde_sample")
+        return self._kernel_sample() if kept is None else kept
 
     def _h(self):
         return None if self.h is None else float(self.h)
@@ -508,9 +525,6 @@ class FlexibleNB(_Additive, _KernelBase):
     def _check_hyper(self):
         self._check_kernel_hyper()
 
-    def _n_dims(self, r):
-        return 1
-
     def fit(self, X, y, sample_weight=None):
         """Store the class-wise samples and bandwidths (a KDE is its data)."""
         t0 = time.perf_counter()
@@ -518,19 +532,17 @@ class FlexibleNB(_Additive, _KernelBase):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    _SAMPLE = staticmethod(kde.flexible_nb_sample)
+
+    def _terms(self, values):
+        c = len(self.classes_)
+        return kde.flexible_nb_terms(values, self._kept_sample(), c, self.chunk_size)
+
     def _log_joint_scores(self, codes, values):
-        x, yy, w = self._train
-        contrib = kde.flexible_nb_log_contributions(
-            values, x, yy, len(self.classes_), w, self._h(), self.chunk_size
-        )
-        return self._scores(contrib, codes)
+        return self._scores(self._terms(values), codes)
 
     def _contributions(self, codes, values):
-        x, yy, w = self._train
-        contrib = kde.flexible_nb_log_contributions(
-            values, x, yy, len(self.classes_), w, self._h(), self.chunk_size
-        )
-        return self._with_discrete_terms(contrib, codes)
+        return self._with_discrete_terms(self._terms(values), codes)
 
 
 class ParzenNB(_KernelBase):
@@ -559,9 +571,6 @@ class ParzenNB(_KernelBase):
     def _check_hyper(self):
         self._check_kernel_hyper()
 
-    def _n_dims(self, r):
-        return r
-
     def fit(self, X, y, sample_weight=None):
         """Store the class-wise samples and bandwidths."""
         t0 = time.perf_counter()
@@ -569,11 +578,15 @@ class ParzenNB(_KernelBase):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    _SAMPLE = staticmethod(kde.parzen_sample)
+
+    @staticmethod
+    def _sample_bandwidths(sample):
+        return sample["bw"]
+
     def _log_joint_scores(self, codes, values):
-        x, yy, w = self._train
-        dens = kde.parzen_log_density(
-            values, x, yy, len(self.classes_), w, self._h(), self.chunk_size
-        )
+        c = len(self.classes_)
+        dens = kde.parzen_terms(values, self._kept_sample(), c, self.chunk_size)
         return self._scores(dens, codes)
 
 
@@ -623,9 +636,6 @@ class FlexibleTAN(_Additive, _KernelBase):
         _check_choice("structure", self.structure, ("kde", "gaussian"))
         _check_int("root", self.root, 0, allow_none=True)
 
-    def _n_dims(self, r):
-        return 1
-
     def fit(self, X, y, sample_weight=None):
         """Learn the tree from the class-conditional MI and store the sample."""
         t0 = time.perf_counter()
@@ -656,20 +666,19 @@ class FlexibleTAN(_Additive, _KernelBase):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    _SAMPLE = staticmethod(kde.flexible_tan_sample)
+
+    def _terms(self, values):
+        # the term of a continuous predictor is its child density given its parent's value
+        sample = self._kept_sample()
+        c = len(self.classes_)
+        return kde.flexible_tan_terms(values, sample, self._parent, c, self.chunk_size)
+
     def _log_joint_scores(self, codes, values):
-        x, yy, w = self._train
-        contrib = kde.flexible_tan_log_contributions(
-            values, x, yy, self._parent, len(self.classes_), w, self._h(), self.chunk_size
-        )
-        return self._scores(contrib, codes)
+        return self._scores(self._terms(values), codes)
 
     def _contributions(self, codes, values):
-        # the term of a continuous predictor is its child density given its parent's value
-        x, yy, w = self._train
-        contrib = kde.flexible_tan_log_contributions(
-            values, x, yy, self._parent, len(self.classes_), w, self._h(), self.chunk_size
-        )
-        return self._with_discrete_terms(contrib, codes)
+        return self._with_discrete_terms(self._terms(values), codes)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -179,9 +179,10 @@ def undefined_scores_error(rows, dtype, what="X rows", detail=""):
     )
 
 
-def _expansion_shift(params):
-    """The centring `likelihood.log_joint` takes for ``params`` by default, decided on the host,
-    or None where its direct formula is needed (or there is no continuous predictor).
+def _expansion_shift(params, weights=None):
+    """The centring `likelihood.log_joint` takes for ``params`` (and combination ``weights``, as
+    it takes them) by default, decided on the host, or None where its direct formula is needed
+    (or there is no continuous predictor).
 
     Without a shift, `log_joint` tests in the compiled program whether the quadratic expansion is
     accurate enough (in float32: class means within ~30 std of each other) and compiles both
@@ -196,20 +197,28 @@ def _expansion_shift(params):
     shift = mean.mean(0)
     with np.errstate(all="ignore"):  # std 0 or an overflow: inf, the direct formula, as in jit
         zz = ((mean - shift[None, :]) / std) ** 2
-        far = np.any(np.finfo(mean.dtype).eps * zz > 1e-3)
-    return None if far else jax.device_put(shift)
+        big = np.finfo(mean.dtype).eps * zz > 1e-3
+    if weights is not None:  # only predictors with a nonzero weight count, as in log_joint
+        w = np.asarray(weights)
+        w = w[-mean.shape[-1] :]  # the continuous predictors' rows, (r,) or (r, c)
+        big &= (w.T if w.ndim == 2 else w[None, :]) != 0
+    return None if np.any(big) else jax.device_put(shift)
 
 
-def _remember_shift(est):
-    """Keep `_expansion_shift` of ``est.params_`` with them (called where a fit sets them)."""
-    est._shift_for = (est.params_, _expansion_shift(est.params_))
+def _remember_shift(est, weights=None):
+    """Keep `_expansion_shift` of ``est.params_`` (and ``weights``) with them (called where a fit
+    sets them)."""
+    est._shift_for = (est.params_, weights, _expansion_shift(est.params_, weights))
 
 
-def _scoring_shift(est):
-    """The shift of ``est.params_`` kept by the fit, or computed now (parameters replaced or
-    unpickled from a version without it); prediction does not write to the estimator."""
+def _scoring_shift(est, weights=None):
+    """The shift of ``est.params_`` (and ``weights``) kept by the fit, or computed now
+    (parameters replaced, or unpickled from a version without it); prediction does not write to
+    the estimator."""
     kept = est.__dict__.get("_shift_for")
-    return kept[1] if kept is not None and kept[0] is est.params_ else _expansion_shift(est.params_)
+    if kept is not None and len(kept) == 3 and kept[0] is est.params_ and kept[1] is weights:
+        return kept[2]
+    return _expansion_shift(est.params_, weights)
 
 
 def _host_log_softmax(scores):

@@ -836,6 +836,7 @@ class WeightedNB(_Additive, BaseNB):
                 state_weighting=self.state_weighting,
             )
             self._b = self._off = self._keep = None
+            _remember_shift(self, self._w)
         else:
             # the model's terms are those of the standardized values (log f + log s_i for an
             # observed Gaussian value, s_i its pooled sd; a missing value's term stays 0): in
@@ -926,7 +927,8 @@ class WeightedNB(_Additive, BaseNB):
         W = self._score_weights()
         off = getattr(self, "_off", None)
         if off is None:  # Ferreira weights, or a gradient model pickled before 2026-11-27
-            return _log_joint(self.params_, codes, values, W, self._b)
+            shift = _scoring_shift(self, W)
+            return _log_joint(self.params_, codes, values, W, self._b, shift=shift)
         if getattr(self, "_floored", False):  # the floored standardized terms it trained on
             return _floored_scores(self.params_, codes, values, W, self._b, off, self._keep)
         # pickled between 2026-11-27 and the floor (unfloored standardized terms)

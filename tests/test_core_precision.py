@@ -156,11 +156,12 @@ def test_vmapped_statistics_take_their_fallbacks_only_for_the_elements_that_need
 
 
 def test_estimators_centre_the_expansion_as_log_joint_would():
-    """NaiveBayes and GroupLassoNB decide on the host, at fit time, the centring `log_joint` would
-    choose in the compiled program (`estimators._expansion_shift`): the class-averaged means where
-    the expansion is accurate, none (its direct formula) where the classes are too far apart for
-    float32. Their scores equal `log_joint`'s own choice to rounding either way."""
-    from jaxnb import GroupLassoNB
+    """NaiveBayes, GroupLassoNB and the Ferreira WeightedNB decide on the host, at fit time, the
+    centring `log_joint` would choose in the compiled program (`estimators._expansion_shift`):
+    the class-averaged means where the expansion is accurate, none (its direct formula) where the
+    classes are too far apart for float32 (predictors of weight 0 aside). Their scores equal
+    `log_joint`'s own choice to rounding either way."""
+    from jaxnb import GroupLassoNB, WeightedNB
     from jaxnb.estimators import _expansion_shift
 
     X_far, y_far = _far_classes()
@@ -169,16 +170,19 @@ def test_estimators_centre_the_expansion_as_log_joint_would():
     X_near = (rng.normal(size=(600, 3)) + y_near[:, None]).astype(np.float32)
     with jax.enable_x64(False):
         for X, y, far in ((X_far, y_far, True), (X_near, y_near, False)):
-            models = [NaiveBayes().fit(X, y)]
+            models = [NaiveBayes().fit(X, y), WeightedNB(scheme="ferreira").fit(X, y)]
             if not far:
                 models.append(GroupLassoNB(penalty=0.05).fit(X, y))
             for m in models:
-                shift = _expansion_shift(m.params_)
+                W = getattr(m, "_w", None)
+                shift = _expansion_shift(m.params_, W)
                 assert (shift is None) == far
                 if not far:
                     np.testing.assert_allclose(shift, np.asarray(m.params_.mean).mean(0))
+                else:  # a predictor of weight 0 does not count, as in log_joint
+                    assert _expansion_shift(m.params_, np.zeros(m.params_.n_predictors)) is not None
                 codes = jnp.zeros((X.shape[0], 0), jnp.int32)
-                ref = np.asarray(log_joint(m.params_, codes, jnp.asarray(X)))
+                ref = np.asarray(log_joint(m.params_, codes, jnp.asarray(X), W, None))
                 got = m.predict_joint_log_proba(X)
                 assert got.dtype == np.float32
                 np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-4)

@@ -149,6 +149,26 @@ def _float_dtype(dtype):
     return dtype
 
 
+def _query(density, state, values, dtype, *args, fill=np.nan):
+    """``density(state, rows, *args)`` of query rows (n, p) -> (n, ...).
+
+    Host rows go in as a NumPy array of ``dtype`` (a jitted call takes it without the staging
+    program per shape that `jnp.asarray` compiles), padded to a bucket of row counts
+    (`_batch.size_bucket`) with ``fill`` rows (missing: NaN values, code -1), so nearby query sizes
+    share one compiled program; the padded rows are cut off on the host and the result is put
+    back on the device. Device arrays and tracers go in as they are."""
+    if not _on_host(values):
+        return density(state, jnp.asarray(values, dtype), *args)
+    values = np.asarray(values, jax.dtypes.canonicalize_dtype(dtype))
+    n = values.shape[0]
+    rows = size_bucket(n)
+    if rows == n:
+        return density(state, values, *args)
+    pad = np.full((rows - n,) + values.shape[1:], fill, values.dtype)
+    out = density(state, np.concatenate([values, pad]), *args)
+    return jax.device_put(np.asarray(out)[:n])
+
+
 def _check_query(values, n_predictors, name="values"):
     values = np.asarray(values)
     if values.ndim != 2 or values.shape[1] != n_predictors:
@@ -277,12 +297,8 @@ class GaussianSummary(eqx.Module):
             if np.isinf(values).any():  # every class would score -inf: NaN posteriors
                 raise ValueError("values must be finite (NaN marks a missing value); got +/-inf")
         dt = self.mean.dtype
-        return _log_prob_gaussian_jit(
-            self,
-            jnp.asarray(values, dt),
-            jnp.asarray(var_smoothing, dt),
-            jnp.asarray(var_floor, dt),
-        )
+        scalars = np.asarray(var_smoothing, dt), np.asarray(var_floor, dt)
+        return _query(_log_prob_gaussian_jit, self, values, dt, *scalars)
 
     def bins(self, n_bins: int = 100) -> tuple[jax.Array, jax.Array]:
         r"""Expected per-class counts on an equal-width grid.
@@ -624,19 +640,24 @@ class GKClass(eqx.Module):
             values = _check_query(values, self.n_predictors)
             if not smoothing > 0:
                 raise ValueError(f"smoothing must be > 0; got {smoothing=}")
-        cuts, counts = self.bins()
-        # "above the largest tuple -> the last bin": cuts at or above the largest tuple value
-        # become +inf, so such a value lands in the bin of the last run of tuples (where its
-        # counts are) and not in an empty slot after it (a summary below capacity has some)
-        top = jnp.max(jnp.where(self.g > 0, self.values, -jnp.inf), axis=1)
-        cuts = jnp.where(cuts >= top[:, None], jnp.inf, cuts)
-        # a predictor with no value seen yet (empty summary, e.g. all missing so far) counts as one
-        # empty bin: log (0 + a) - log (0 + a) = 0 for every class, like a missing value (B = 0
-        # would give log a - log 0 = +inf in every class, hence NaN probabilities)
-        n_bins = jnp.maximum((counts.sum(axis=2) > 0).sum(axis=1), 1)
-        return _bin_log_prob(
-            cuts, counts, n_bins, jnp.asarray(values, self.values.dtype), smoothing
-        )
+        return _query(_gk_log_prob, self, values, self.values.dtype, smoothing)
+
+
+@jax.jit
+def _gk_log_prob(state, values, smoothing):
+    """`GKClass.log_prob` in one program (eagerly, its steps compiled ~30 small programs on a
+    first call and dispatched one each on every call)."""
+    cuts, counts = state.values[:, :-1], _gk_bin_counts(state.values, state.class_counts)
+    # "above the largest tuple -> the last bin": cuts at or above the largest tuple value
+    # become +inf, so such a value lands in the bin of the last run of tuples (where its
+    # counts are) and not in an empty slot after it (a summary below capacity has some)
+    top = jnp.max(jnp.where(state.g > 0, state.values, -jnp.inf), axis=1)
+    cuts = jnp.where(cuts >= top[:, None], jnp.inf, cuts)
+    # a predictor with no value seen yet (empty summary, e.g. all missing so far) counts as one
+    # empty bin: log (0 + a) - log (0 + a) = 0 for every class, like a missing value (B = 0
+    # would give log a - log 0 = +inf in every class, hence NaN probabilities)
+    n_bins = jnp.maximum((counts.sum(axis=2) > 0).sum(axis=1), 1)
+    return _bin_log_prob(cuts, counts, n_bins, values, smoothing)
 
 
 def _gk_epsilon(epsilon, capacity):
@@ -943,10 +964,14 @@ class CPiD(eqx.Module):
             values = _check_query(values, self.n_predictors)
             if not smoothing > 0:
                 raise ValueError(f"smoothing must be > 0; got {smoothing=}")
-        nb = jnp.full((self.n_predictors,), self.n_intervals)
-        return _bin_log_prob(
-            self.breaks, self.counts, nb, jnp.asarray(values, self.breaks.dtype), smoothing
-        )
+        return _query(_cpid_log_prob, self, values, self.breaks.dtype, smoothing)
+
+
+@jax.jit
+def _cpid_log_prob(state, values, smoothing):
+    """`CPiD.log_prob` in one program."""
+    nb = jnp.full((state.breaks.shape[0],), state.n_intervals)
+    return _bin_log_prob(state.breaks, state.counts, nb, values, smoothing)
 
 
 def _insert_at(a, k, val):
@@ -1121,13 +1146,19 @@ class CategoricalCounts(eqx.Module):
             codes = _check_codes(_check_query(codes, len(self.n_states), "codes"), self.n_states)
             if not smoothing > 0:
                 raise ValueError(f"smoothing must be > 0; got {smoothing=}")
-        codes = jnp.asarray(codes, jnp.int32)
-        k = jnp.asarray(np.repeat(np.arange(len(self.n_states)), self.n_states))
-        m = jnp.asarray(self.n_states, self.counts.dtype)
-        tot = jax.ops.segment_sum(self.counts, k, num_segments=len(self.n_states))  # (q, c)
-        rows = jnp.asarray(self.offsets)[None, :] + jnp.maximum(codes, 0)
-        out = jnp.log(self.counts[rows] + smoothing) - jnp.log(tot + smoothing * m[:, None])[None]
-        return jnp.where((codes < 0)[:, :, None], 0.0, out)
+        return _query(_categorical_log_prob, self, codes, np.int32, smoothing, fill=-1)
+
+
+@jax.jit
+def _categorical_log_prob(state, codes, smoothing):
+    """`CategoricalCounts.log_prob` in one program (eagerly, ~18 small programs on a first call
+    and one dispatch each on every call)."""
+    k = np.repeat(np.arange(len(state.n_states)), state.n_states)
+    m = jnp.asarray(state.n_states, state.counts.dtype)
+    tot = jax.ops.segment_sum(state.counts, k, num_segments=len(state.n_states))  # (q, c)
+    rows = jnp.asarray(state.offsets)[None, :] + jnp.maximum(codes, 0)
+    out = jnp.log(state.counts[rows] + smoothing) - jnp.log(tot + smoothing * m[:, None])[None]
+    return jnp.where((codes < 0)[:, :, None], 0.0, out)
 
 
 @jax.jit

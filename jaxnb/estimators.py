@@ -179,46 +179,26 @@ def undefined_scores_error(rows, dtype, what="X rows", detail=""):
     )
 
 
-def _expansion_shift(params, weights=None):
-    """The centring `likelihood.log_joint` takes for ``params`` (and combination ``weights``, as
-    it takes them) by default, decided on the host, or None where its direct formula is needed
-    (or there is no continuous predictor).
-
-    Without a shift, `log_joint` tests in the compiled program whether the quadratic expansion is
-    accurate enough (in float32: class means within ~30 std of each other) and compiles both
-    formulas behind a `lax.cond`. An estimator's parameters are concrete, so the test runs here,
-    in NumPy, with the same rule, and its scorer compiles the expansion only (a first prediction
-    on a new batch size: ~0.10 s of compilation instead of ~0.14 s, 2-core Xeon). The shift is
-    the class-averaged means either way, so the scores are the same up to rounding.
-    """
-    mean, std = np.asarray(params.mean), np.asarray(params.std)
-    if not mean.shape[-1]:
-        return None
-    shift = mean.mean(0)
-    with np.errstate(all="ignore"):  # std 0 or an overflow: inf, the direct formula, as in jit
-        zz = ((mean - shift[None, :]) / std) ** 2
-        big = np.finfo(mean.dtype).eps * zz > 1e-3
-    if weights is not None:  # only predictors with a nonzero weight count, as in log_joint
-        w = np.asarray(weights)
-        w = w[-mean.shape[-1] :]  # the continuous predictors' rows, (r,) or (r, c)
-        big &= (w.T if w.ndim == 2 else w[None, :]) != 0
-    return None if np.any(big) else jax.device_put(shift)
+def _centring(params, weights=None):
+    """`likelihood.expansion_shift` on the device (None stays None)."""
+    shift = lk.expansion_shift(params, weights)
+    return None if shift is None else jax.device_put(shift)
 
 
-def _remember_shift(est, weights=None):
-    """Keep `_expansion_shift` of ``est.params_`` (and ``weights``) with them (called where a fit
-    sets them)."""
-    est._shift_for = (est.params_, weights, _expansion_shift(est.params_, weights))
+def _keep(est, name, compute, *sources):
+    """Store ``compute(*sources)`` on ``est`` under ``name`` with the objects it came from (a fit
+    forms what its predictions need once; see `_kept`)."""
+    setattr(est, name, (sources, compute(*sources)))
 
 
-def _scoring_shift(est, weights=None):
-    """The shift of ``est.params_`` (and ``weights``) kept by the fit, or computed now
-    (parameters replaced, or unpickled from a version without it); prediction does not write to
-    the estimator."""
-    kept = est.__dict__.get("_shift_for")
-    if kept is not None and len(kept) == 3 and kept[0] is est.params_ and kept[1] is weights:
-        return kept[2]
-    return _expansion_shift(est.params_, weights)
+def _kept(est, name, compute, *sources):
+    """What `_keep` stored under ``name`` if it came from these very ``sources``, else
+    ``compute(*sources)`` now (sources replaced, or a model pickled without it): prediction
+    does not write to the estimator."""
+    kept = est.__dict__.get(name)
+    if kept is not None and all(a is b for a, b in zip(kept[0], sources, strict=True)):
+        return kept[1]
+    return compute(*sources)
 
 
 def _host_log_softmax(scores):
@@ -930,7 +910,7 @@ class NaiveBayes(_Additive, BaseNB):
                     "row, or constant values) and var_smoothing=0 gives no floor; set "
                     "var_smoothing > 0 (e.g. the default 1e-9)"
                 )
-        _remember_shift(self)
+        _keep(self, "_shift_for", _centring, self.params_)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Update the model with a batch by merging sufficient statistics.
@@ -979,7 +959,9 @@ class NaiveBayes(_Additive, BaseNB):
         return self
 
     def _log_joint_scores(self, codes, values):
-        return _log_joint(self.params_, codes, values, shift=_scoring_shift(self))
+        return _log_joint(
+            self.params_, codes, values, shift=_kept(self, "_shift_for", _centring, self.params_)
+        )
 
     # ------------------------------------------------------------------ explanation
     def _contributions(self, codes, values):

@@ -33,9 +33,10 @@ from .estimators import (
     BaseNB,
     _Additive,
     _as_mesh,
+    _centring,
+    _keep,
+    _kept,
     _on_device,
-    _remember_shift,
-    _scoring_shift,
     _weighted_contrib,
 )
 from .methods import group_lasso as gl
@@ -485,7 +486,7 @@ class GroupLassoNB(_Additive, BaseNB):
         self.lambda_max_ = lmax
         self.problem_ = problem
         self.params_ = _as_nb(log_prior, _path_point(params, idx), self.n_states_)
-        _remember_shift(self)
+        _keep(self, "_shift_for", _centring, self.params_)
         self.support_ = active[idx][order]
         self.converged_ = bool(converged[idx])
         if not self.converged_:
@@ -507,7 +508,9 @@ class GroupLassoNB(_Additive, BaseNB):
         return int(np.sum(self.support_))
 
     def _log_joint_scores(self, codes, values):
-        return _log_joint(self.params_, codes, values, shift=_scoring_shift(self))
+        return _log_joint(
+            self.params_, codes, values, shift=_kept(self, "_shift_for", _centring, self.params_)
+        )
 
     def _contributions(self, codes, values):
         return _log_contrib(self.params_, codes, values)
@@ -836,7 +839,7 @@ class WeightedNB(_Additive, BaseNB):
                 state_weighting=self.state_weighting,
             )
             self._b = self._off = self._keep = None
-            _remember_shift(self, self._w)
+            _keep(self, "_shift_for", _centring, self.params_, self._w)
         else:
             # the model's terms are those of the standardized values (log f + log s_i for an
             # observed Gaussian value, s_i its pooled sd; a missing value's term stays 0): in
@@ -864,7 +867,7 @@ class WeightedNB(_Additive, BaseNB):
                 tol=float(self.tol),
             )
             self._w, self._b, self._off, self._keep = prm.weights, prm.bias, off, keep
-            self._score_w = (self._w, keep, _zeroed_weights(self._w, keep))
+            _keep(self, "_score_w", _zeroed_weights, self._w, keep)
             self._floored = True  # trained on (and scores) terms floored at wt.LOG_FLOOR
             self.info_ = info
             self.bias_ = np.asarray(self._b)
@@ -916,18 +919,13 @@ class WeightedNB(_Additive, BaseNB):
         eager `jnp.where` here compiled two programs on a first prediction and dispatched on
         every one. Prediction does not write to the estimator."""
         keep = getattr(self, "_keep", None)
-        if keep is None:
-            return self._w
-        kept = self.__dict__.get("_score_w")
-        if kept is not None and kept[0] is self._w and kept[1] is keep:
-            return kept[2]
-        return _zeroed_weights(self._w, keep)
+        return self._w if keep is None else _kept(self, "_score_w", _zeroed_weights, self._w, keep)
 
     def _log_joint_scores(self, codes, values):
         W = self._score_weights()
         off = getattr(self, "_off", None)
         if off is None:  # Ferreira weights, or a gradient model pickled before 2026-11-27
-            shift = _scoring_shift(self, W)
+            shift = _kept(self, "_shift_for", _centring, self.params_, W)
             return _log_joint(self.params_, codes, values, W, self._b, shift=shift)
         if getattr(self, "_floored", False):  # the floored standardized terms it trained on
             return _floored_scores(self.params_, codes, values, W, self._b, off, self._keep)

@@ -157,12 +157,12 @@ def test_vmapped_statistics_take_their_fallbacks_only_for_the_elements_that_need
 
 def test_estimators_centre_the_expansion_as_log_joint_would():
     """NaiveBayes, GroupLassoNB and the Ferreira WeightedNB decide on the host, at fit time, the
-    centring `log_joint` would choose in the compiled program (`estimators._expansion_shift`):
+    centring `log_joint` would choose in the compiled program (`likelihood.expansion_shift`):
     the class-averaged means where the expansion is accurate, none (its direct formula) where the
     classes are too far apart for float32 (predictors of weight 0 aside). Their scores equal
     `log_joint`'s own choice to rounding either way."""
     from jaxnb import GroupLassoNB, WeightedNB
-    from jaxnb.estimators import _expansion_shift
+    from jaxnb.likelihood import expansion_shift as _expansion_shift
 
     X_far, y_far = _far_classes()
     rng = np.random.default_rng(2)

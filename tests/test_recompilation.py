@@ -307,7 +307,7 @@ def test_prediction_compiles_its_scorer_only(name, options, kind, compiles):
     scores: one more program per row bucket (~45 ms of a first prediction's ~0.2 s on a 2-core
     Xeon). The gradient WeightedNB zeroed its constant predictors' weights with an eager
     `jnp.where` on every prediction (two more programs). NaiveBayes and GroupLassoNB now decide
-    the expansion's centring on the host at fit time (`estimators._expansion_shift`), so their
+    the expansion's centring on the host at fit time (`likelihood.expansion_shift`), so their
     scorer compiles one formula, not both behind a `lax.cond`. The values kept for that are set
     by the fit: like scikit-learn's ``check_dict_unchanged``, no prediction method changes the
     estimator's attributes."""

@@ -391,21 +391,28 @@ def _summary_cases():
     ]
 
 
-@pytest.mark.parametrize(("name", "make", "weighted"), _summary_cases(), ids=lambda c: c)
-def test_host_batches_are_padded_and_change_nothing(name, make, weighted, compiles):
-    """A host batch is padded (missing rows, weight 0) to a bucket of rows (of whole chunks for
-    GKClass and CPiD), so 20 batch sizes compile at most two update programs, where each size
-    compiled its own (0.25-1.5 s each). The summary equals, bit for bit, the one updated with the
-    same rows as device arrays (not padded)."""
-    rng = np.random.default_rng(7)
-    n = 400
+def _stream_rows(name, seed, n):
+    """(rng, X, y): n rows of 3 classes, 4 predictors for the `_summary_cases` summary ``name``:
+    codes in [-1, k) (-1 missing) for the categorical one, else class-shifted normal values with
+    10% NaN."""
+    rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, n)
     if name == "categorical":
         X = np.stack([rng.integers(-1, k, n) for k in (3, 2, 4, 3)], axis=1)
     else:
         X = rng.normal(size=(n, 4)) + y[:, None]
         X[rng.random(X.shape) < 0.1] = np.nan
-    w = rng.uniform(0.5, 2.0, n)
+    return rng, X, y
+
+
+@pytest.mark.parametrize(("name", "make", "weighted"), _summary_cases(), ids=lambda c: c)
+def test_host_batches_are_padded_and_change_nothing(name, make, weighted, compiles):
+    """A host batch is padded (missing rows, weight 0) to a bucket of rows (of whole chunks for
+    GKClass and CPiD), so 20 batch sizes compile at most two update programs, where each size
+    compiled its own (0.25-1.5 s each). The summary equals, bit for bit, the one updated with the
+    same rows as device arrays (not padded)."""
+    rng, X, y = _stream_rows(name, 7, 400)
+    w = rng.uniform(0.5, 2.0, 400)
     kw = (lambda a, b: {"weight": w[a:b]}) if weighted else (lambda a, b: {})
     host = make().update(X[:10], y[:10], **kw(0, 10))
     dev = make().update(jnp.asarray(X[:10]), jnp.asarray(y[:10]), **kw(0, 10))
@@ -434,14 +441,7 @@ def test_log_prob_is_one_program_per_bucket_of_query_rows(name, make, weighted, 
     are padded with missing rows to a bucket of row counts, so 20 query sizes compile at most
     two programs; the result is a device array equal, bit for bit, to that of the same rows as a
     device array (not padded), and the padded rows change no row's value."""
-    rng = np.random.default_rng(8)
-    n = 300
-    y = rng.integers(0, 3, n)
-    if name == "categorical":
-        X = np.stack([rng.integers(-1, k, n) for k in (3, 2, 4, 3)], axis=1)
-    else:
-        X = rng.normal(size=(n, 4)) + y[:, None]
-        X[rng.random(X.shape) < 0.1] = np.nan
+    _, X, y = _stream_rows(name, 8, 300)
     summary = make().update(X[:200], y[:200])
     full = np.asarray(summary.log_prob(jnp.asarray(X[200:])))
     summary.log_prob(X[200:210])

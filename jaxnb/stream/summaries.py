@@ -115,16 +115,34 @@ def _host_padded(rows: int, values, y, weight=None, *, fill=np.nan, value_dtype=
     """A host batch padded to ``rows`` rows: ``fill`` values (NaN: missing, skipped; -1 for codes),
     class 0 and weight 0, as NumPy arrays, which the jitted update takes without a staging
     program per shape (`jnp.asarray` compiles one)."""
-    values = np.asarray(values, value_dtype)
-    y = np.asarray(y, np.int32)
-    weight = None if weight is None else np.asarray(weight, np.float64)
-    n, p = values.shape
-    if rows > n:
-        values = np.concatenate([values, np.full((rows - n, p), fill, values.dtype)])
-        y = np.concatenate([y, np.zeros(rows - n, np.int32)])
-        if weight is not None:
-            weight = np.concatenate([weight, np.zeros(rows - n)])
+    values = _pad_to(np.asarray(values, value_dtype), rows, fill)
+    y = _pad_to(np.asarray(y, np.int32), rows, 0)
+    weight = None if weight is None else _pad_to(np.asarray(weight, np.float64), rows, 0)
     return values, y, weight
+
+
+def _pad_to(a, rows, fill):
+    """Host array ``a`` (n, ...) followed by rows - n rows of ``fill`` (``a`` if n >= rows)."""
+    n = a.shape[0]
+    if rows <= n:
+        return a
+    return np.concatenate([a, np.full((rows - n,) + a.shape[1:], fill, a.dtype)])
+
+
+def _weighted_rows(values, y, weight, dtype, value_dtype, fill):
+    """The (values, y, weight) arguments of a weighted jitted update (Gaussian, categorical):
+    device arrays as they are (weight 1 if None); a host batch padded to a bucket of row counts
+    (`_batch.size_bucket`) with ``fill`` values of weight 0 (the same summary bit for bit, tests
+    check it), as NumPy."""
+    if not _on_host(values, y, weight):
+        weight = jnp.ones(jnp.shape(y), dtype) if weight is None else jnp.asarray(weight, dtype)
+        return jnp.asarray(values, value_dtype), jnp.asarray(y), weight
+    n = np.shape(y)[0]
+    weight = np.ones(n) if weight is None else weight
+    values, y, weight = _host_padded(
+        size_bucket(n), values, y, weight, fill=fill, value_dtype=value_dtype
+    )
+    return values, y, weight.astype(dtype)
 
 
 def _chunked_update(update, state, values, y, dtype):
@@ -164,8 +182,7 @@ def _query(density, state, values, dtype, *args, fill=np.nan):
     rows = size_bucket(n)
     if rows == n:
         return density(state, values, *args)
-    pad = np.full((rows - n,) + values.shape[1:], fill, values.dtype)
-    out = density(state, np.concatenate([values, pad]), *args)
+    out = density(state, _pad_to(values, rows, fill), *args)
     return jax.device_put(np.asarray(out)[:n])
 
 
@@ -249,14 +266,8 @@ class GaussianSummary(eqx.Module):
         if check_input:
             values, y, weight = _check_batch(values, y, self.n_predictors, self.n_classes, weight)
         dtype = self.mean.dtype
-        if not _on_host(values, y, weight):
-            weight = jnp.ones(jnp.shape(y), dtype) if weight is None else jnp.asarray(weight, dtype)
-            return update_gaussian(self, jnp.asarray(values, dtype), jnp.asarray(y), weight)
-        n = np.shape(y)[0]
-        weight = np.ones(n) if weight is None else weight
-        # padded rows: missing values, weight 0 (the same summary bit for bit, tests check it)
-        values, y, weight = _host_padded(size_bucket(n), values, y, weight, value_dtype=dtype)
-        return update_gaussian(self, values, y, weight.astype(dtype))
+        # padded rows: missing values, weight 0
+        return update_gaussian(self, *_weighted_rows(values, y, weight, dtype, dtype, np.nan))
 
     def merge(self, other: GaussianSummary) -> GaussianSummary:
         """Summary of the union of both streams (Chan et al.)."""
@@ -1126,17 +1137,8 @@ class CategoricalCounts(eqx.Module):
         if check_input:
             codes, y, weight = _check_batch(codes, y, len(self.n_states), c, weight, name="codes")
             codes = _check_codes(codes, self.n_states)
-        dtype = self.counts.dtype
-        if not _on_host(codes, y, weight):
-            weight = jnp.ones(jnp.shape(y), dtype) if weight is None else weight
-            args = (jnp.asarray(codes, jnp.int32), jnp.asarray(y), jnp.asarray(weight, dtype))
-        else:  # padded rows: missing codes (-1), weight 0; NumPy into the jitted update
-            n = np.shape(y)[0]
-            weight = np.ones(n) if weight is None else weight
-            codes, y, weight = _host_padded(
-                size_bucket(n), codes, y, weight, fill=-1, value_dtype=np.int32
-            )
-            args = (codes, y, weight.astype(dtype))
+        # padded rows: missing codes (-1), weight 0
+        args = _weighted_rows(codes, y, weight, self.counts.dtype, np.int32, -1)
         counts = _update_categorical(self.counts, *args, self.offsets)
         return CategoricalCounts(counts, self.n_states)
 

@@ -23,7 +23,28 @@ $(VENV)/.installed-test: $(VENV)/.created pyproject.toml
 venv: $(VENV)/.installed
 venv-test: $(VENV)/.installed-test
 
+# XLA_FUSION_EMITTERS: 0 (the default) has `make test` and `make demo` compile fused loops with XLA
+# CPU's older elemental emitters ($(LEGACY_EMITTERS)); 1 keeps XLA's default, its newer fusion
+# emitters. Both are mostly compilation of small programs, which the older emitters compile about
+# 1.3-1.8x faster with the same results (2 cores: the 1551 tests in 494-518 s instead of 878 s, all
+# passing both ways; the demo in 31-32 s instead of 42-44 s, the same table); compiled code runs as
+# fast either way (benchmarks/bench_emitters.py, benchmarks/RESULTS.md). A jaxlib without the flag (XLA is moving its CPU
+# backend to the fusion emitters) would abort on it, so a fresh process first checks that this one
+# accepts it, and otherwise the default emitters are used. The experiments and the benchmarks keep
+# XLA's default; `make test TEST_XLA_OPT=3 XLA_FUSION_EMITTERS=1` runs the suite exactly as XLA
+# compiles by default.
+XLA_FUSION_EMITTERS ?= 0
+LEGACY_EMITTERS := --xla_cpu_use_fusion_emitters=false
+# a shell command that prints the emitter flag to use (nothing for XLA's default)
+EMITTERS = if [ "$(XLA_FUSION_EMITTERS)" = "0" ]; then \
+  if XLA_FLAGS="$(LEGACY_EMITTERS)" $(PY) -c "import jax; jax.devices()" >/dev/null 2>&1; \
+  then echo "$(LEGACY_EMITTERS)"; \
+  else echo "this jaxlib has no $(LEGACY_EMITTERS): XLA's default emitters" >&2; fi; fi
+
 demo: $(VENV)/.installed
+	@flags=$$(echo $$($(EMITTERS)) $${XLA_FLAGS:-}); \
+	if [ -n "$$flags" ]; then export XLA_FLAGS="$$flags"; else unset XLA_FLAGS; fi; \
+	echo "$${XLA_FLAGS:+XLA_FLAGS=\"$$XLA_FLAGS\" }$(PY) -m jaxnb compare"; \
 	$(PY) -m jaxnb compare
 
 # PYTEST_WORKERS: pytest-xdist processes, whole test files per process (0 = no xdist); two fill
@@ -33,30 +54,14 @@ demo: $(VENV)/.installed
 # third faster (1075 tests: 720 s instead of 1030-1090 s on 2 cores). Results agree with XLA's
 # default level to rounding (on the demo's 30 fits in float64: within 1e-14 in probability, except
 # WNB-grad fitted by L-BFGS, its solver before Newton's method: 1e-3, within its tolerance), and
-# the suite passes at both levels. The experiments, the demo and the benchmarks keep XLA's default;
+# the suite passes at both levels. The experiments, the demo and the benchmarks keep XLA's default level;
 # `make test TEST_XLA_OPT=3` runs the suite at that default (level 3). Level 0 rounds like eager
 # code and once hid a float32 loss (the Parzen contraction, 6e-3); tests/test_kernel.py checks that
 # path at the default level in a fresh process.
-# TEST_XLA_FUSION_EMITTERS: 0 (the default) compiles the tests' fused loops with XLA CPU's older
-# elemental emitters ($(LEGACY_EMITTERS)), 1 with its newer fusion emitters (XLA's default).
-# The older ones compile these small programs about 1.8x faster (1551 tests: 494 s instead of
-# 878 s on 2 cores, same machine, back to back), and the suite passes with either. A jaxlib without
-# the flag (XLA is moving its CPU backend to the fusion emitters) would abort on it, so `make test` first asks a fresh
-# process whether this one accepts it and otherwise runs with the default emitters.
-# `make test TEST_XLA_OPT=3 TEST_XLA_FUSION_EMITTERS=1` runs the suite exactly as XLA compiles by
-# default.
 PYTEST_WORKERS ?= 2
 TEST_XLA_OPT   ?= 0
-TEST_XLA_FUSION_EMITTERS ?= 0
-LEGACY_EMITTERS := --xla_cpu_use_fusion_emitters=false
 test: $(VENV)/.installed-test
-	@emitters=""; \
-	if [ "$(TEST_XLA_FUSION_EMITTERS)" = "0" ]; then \
-	  if XLA_FLAGS="$(LEGACY_EMITTERS)" $(PY) -c "import jax; jax.devices()" >/dev/null 2>&1; then \
-	    emitters="$(LEGACY_EMITTERS)"; \
-	  else echo "this XLA has no $(LEGACY_EMITTERS): the suite runs with its default emitters"; fi; \
-	fi; \
-	flags="--xla_force_host_platform_device_count=4 --xla_backend_optimization_level=$(TEST_XLA_OPT) $$emitters $${XLA_FLAGS:-}"; \
+	@flags=$$(echo --xla_force_host_platform_device_count=4 --xla_backend_optimization_level=$(TEST_XLA_OPT) $$($(EMITTERS)) $${XLA_FLAGS:-}); \
 	echo "XLA_FLAGS=\"$$flags\" $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests"; \
 	XLA_FLAGS="$$flags" $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests
 

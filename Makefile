@@ -28,11 +28,11 @@ venv-test: $(VENV)/.installed-test
 # emitters. Both are mostly compilation of small programs, which the older emitters compile about
 # 1.3-1.8x faster with the same results (2 cores: the 1551 tests in 494-518 s instead of 878 s, all
 # passing both ways; the demo in 31-32 s instead of 42-44 s, the same table); compiled code runs as
-# fast either way (benchmarks/bench_emitters.py, benchmarks/RESULTS.md). A jaxlib without the flag (XLA is moving its CPU
-# backend to the fusion emitters) would abort on it, so a fresh process first checks that this one
-# accepts it, and otherwise the default emitters are used. The experiments and the benchmarks keep
-# XLA's default; `make test TEST_XLA_OPT=3 XLA_FUSION_EMITTERS=1` runs the suite exactly as XLA
-# compiles by default.
+# fast either way (benchmarks/bench_emitters.py, benchmarks/RESULTS.md). A jaxlib without the
+# flag (XLA is moving its CPU backend to the fusion emitters) would abort on it, so a fresh process
+# first checks that this one accepts it, and otherwise the default emitters are used. The
+# experiments and the benchmarks keep XLA's default; `make test TEST_XLA_OPT=3
+# XLA_FUSION_EMITTERS=1` runs the suite exactly as XLA compiles by default.
 XLA_FUSION_EMITTERS ?= 0
 LEGACY_EMITTERS := --xla_cpu_use_fusion_emitters=false
 # a shell command that prints the emitter flag to use (nothing for XLA's default)
@@ -54,10 +54,10 @@ demo: $(VENV)/.installed
 # third faster (1075 tests: 720 s instead of 1030-1090 s on 2 cores). Results agree with XLA's
 # default level to rounding (on the demo's 30 fits in float64: within 1e-14 in probability, except
 # WNB-grad fitted by L-BFGS, its solver before Newton's method: 1e-3, within its tolerance), and
-# the suite passes at both levels. The experiments, the demo and the benchmarks keep XLA's default level;
-# `make test TEST_XLA_OPT=3` runs the suite at that default (level 3). Level 0 rounds like eager
-# code and once hid a float32 loss (the Parzen contraction, 6e-3); tests/test_kernel.py checks that
-# path at the default level in a fresh process.
+# the suite passes at both levels. The experiments, the demo and the benchmarks keep XLA's
+# default level; `make test TEST_XLA_OPT=3` runs the suite at that default (level 3). Level 0
+# rounds like eager code and once hid a float32 loss (the Parzen contraction, 6e-3);
+# tests/test_kernel.py checks that path at the default level in a fresh process.
 PYTEST_WORKERS ?= 2
 TEST_XLA_OPT   ?= 0
 test: $(VENV)/.installed-test

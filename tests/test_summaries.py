@@ -454,6 +454,33 @@ def test_log_prob_is_one_program_per_bucket_of_query_rows(name, make, weighted, 
     assert np.isfinite(full).all() and (full <= 0).all()
 
 
+def test_gk_quantile_and_bins_are_one_program_each(compiles):
+    """`GKClass.quantile` and `.bins` are one jitted program each: `quantile` put its levels on
+    the device and masked predictors with no value after its program (eager steps: 4 programs on
+    a first call, and per new number of levels), `bins` sliced its cuts eagerly. A predictor
+    with no value still has NaN quantiles, and the values are those of the jitted parts."""
+    _, X, y = _stream_rows("gkclass", 9, 200)
+    X[:, 3] = np.nan  # no value ever summarized for the last predictor
+    s = GKClass.init(3, 4, capacity=17, chunk_size=8).update(X, y)
+    s.quantile([0.5])
+    before = compiles.n
+    got = np.asarray(s.quantile(np.linspace(0, 1, 7)))  # a new number of levels
+    cuts, counts = s.bins()  # a capacity bins has not seen in this module
+    assert compiles.n - before <= 2, compiles.n - before
+    assert np.isnan(got[3]).all() and np.isfinite(got[:3]).all()
+    assert (np.diff(got[:3], axis=1) >= 0).all()
+    for j in range(3):  # the extremes are exact in GK (the first and the last tuple)
+        col = X[:, j][~np.isnan(X[:, j])]
+        assert got[j, 0] == col.min() and got[j, -1] == col.max()
+    np.testing.assert_array_equal(np.asarray(cuts), np.asarray(s.values)[:, :-1])
+    assert counts.shape == (4, 17, 3)
+    np.testing.assert_allclose(np.asarray(counts).sum(1)[:3], np.asarray(s.class_counts).sum(1)[:3])
+    before = compiles.n
+    s.quantile(np.linspace(0.1, 0.9, 7))
+    s.bins()
+    assert compiles.n == before
+
+
 @pytest.mark.parametrize(
     "make",
     [

@@ -629,9 +629,7 @@ class GKClass(eqx.Module):
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if q.ndim != 1 or not ((q >= 0) & (q <= 1)).all():
             raise ValueError(f"q must be quantile levels in [0, 1]; got {q}")
-        out = _gk_quantile(self, jnp.asarray(q, self.values.dtype))
-        # a predictor with no value summarized has no quantiles (not the +inf of an empty slot)
-        return jnp.where((self.count == 0)[:, None], jnp.nan, out)
+        return _gk_quantile(self, q.astype(self.values.dtype))
 
     def bins(self) -> tuple[jax.Array, jax.Array]:
         r"""(cuts `(p, capacity - 1)`, counts `(p, capacity, c)`): bin b = (v_{b-1}, v_b].
@@ -640,7 +638,7 @@ class GKClass(eqx.Module):
         give empty bins (v, v]: their counts are moved to the first bin of the run, where a value
         equal to v falls. Empty slots give +inf cuts and zero counts; both kinds of empty bin are
         dropped by `jaxnb.discretize.modl_cuts_from_counts`."""
-        return self.values[:, :-1], _gk_bin_counts(self.values, self.class_counts)
+        return _gk_bins(self)
 
     def log_prob(self, values, *, smoothing: float = 1.0, check_input: bool = True) -> jax.Array:
         r"""`(n, p, c)` log P(x in its bin | class j) = log (N_bj + a) - log (N_j + a B).
@@ -658,7 +656,7 @@ class GKClass(eqx.Module):
 def _gk_log_prob(state, values, smoothing):
     """`GKClass.log_prob` in one program (eagerly, its steps compiled ~30 small programs on a
     first call and dispatched one each on every call)."""
-    cuts, counts = state.values[:, :-1], _gk_bin_counts(state.values, state.class_counts)
+    cuts, counts = _gk_bins(state)
     # "above the largest tuple -> the last bin": cuts at or above the largest tuple value
     # become +inf, so such a value lands in the bin of the last run of tuples (where its
     # counts are) and not in an empty slot after it (a summary below capacity has some)
@@ -676,6 +674,12 @@ def _gk_epsilon(epsilon, capacity):
     # eps = 1.25 / capacity fills about 2/3 of the array and leaves room for the early stream,
     # where floor(2 eps n) is tiny and fewer merges are allowed
     return epsilon if epsilon is not None else 1.25 / capacity
+
+
+@jax.jit
+def _gk_bins(state):
+    """`GKClass.bins` in one program (the cut slice ran as an eager step of its own)."""
+    return state.values[:, :-1], _gk_bin_counts(state.values, state.class_counts)
 
 
 @jax.jit
@@ -858,7 +862,9 @@ def _gk_quantile(state: GKClass, q):
     score = jnp.maximum(r[:, :, None] - rmin[:, None, :], rmax[:, None, :] - r[:, :, None])
     score = jnp.where(valid[:, None, :], score, jnp.inf)
     best = jnp.argmin(score, axis=2)
-    return jnp.take_along_axis(state.values, best, axis=1)
+    out = jnp.take_along_axis(state.values, best, axis=1)
+    # a predictor with no value summarized has no quantiles (not the +inf of an empty slot)
+    return jnp.where((n == 0)[:, None], jnp.nan, out)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -456,9 +456,10 @@ def test_log_prob_is_one_program_per_bucket_of_query_rows(name, make, weighted, 
 
 def test_gk_quantile_and_bins_are_one_program_each(compiles):
     """`GKClass.quantile` and `.bins` are one jitted program each: `quantile` put its levels on
-    the device and masked predictors with no value after its program (eager steps: 4 programs on
-    a first call, and per new number of levels), `bins` sliced its cuts eagerly. A predictor
-    with no value still has NaN quantiles, and the values are those of the jitted parts."""
+    the device and masked predictors with no value after its program (eager steps: 5 programs on
+    a first call, 2 per new number of levels), `bins` sliced its cuts eagerly (2 programs per
+    new capacity). A predictor with no value still has NaN quantiles, and the values are those
+    of the jitted parts. On the previous code this test counts 4 programs here."""
     _, X, y = _stream_rows("gkclass", 9, 200)
     X[:, 3] = np.nan  # no value ever summarized for the last predictor
     s = GKClass.init(3, 4, capacity=17, chunk_size=8).update(X, y)
